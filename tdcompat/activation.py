@@ -1,0 +1,134 @@
+"""When patches go in: lazily, the moment ``torch._dynamo`` finishes importing.
+
+``import tdcompat`` only registers a wrapt post-import hook on the *package*
+``torch._dynamo`` (a hook on a leaf module would fire while the package is
+half-initialised). Importing Dynamo costs seconds, so tdcompat never does it
+itself unless ``patch()`` is called explicitly.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Iterable, List, Optional
+
+from . import config
+from .registry import Registry, State, TdcompatError, TdcompatWarning, report
+
+DYNAMO = "torch._dynamo"
+
+_hook_lock = threading.Lock()
+_hook_registered = False
+
+
+def register_hook(registry: Registry) -> None:
+    """Idempotent; runs the activation at once if Dynamo is already imported."""
+    global _hook_registered
+    with _hook_lock:
+        if _hook_registered:
+            return
+        _hook_registered = True
+    import wrapt
+
+    wrapt.register_post_import_hook(lambda module: on_dynamo_import(registry), DYNAMO)
+
+
+def on_dynamo_import(registry: Registry) -> None:
+    """The hook body: never lets an exception escape into the user's import (unless strict)."""
+    try:
+        activate(registry, names=None, explicit=False)
+    except TdcompatError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        report(f"tdcompat: activation failed, torch left unpatched: {type(exc).__name__}: {exc}", strict=False)
+
+
+def _strict() -> bool:
+    try:
+        return config.strict()
+    except config.ConfigError as exc:
+        report(f"tdcompat: {exc}; continuing in non-strict mode", strict=False, key=str(exc), seen=_seen)
+        return False
+
+
+_seen: set = set()
+
+
+def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool) -> List[str]:
+    """Apply what this torch needs. ``names=None`` means every patch not disabled by the user."""
+    strict = _strict()
+    from .versions import UnsupportedTorchVersion, needed, parse_torch_version
+
+    torch = sys.modules.get("torch")
+    with registry._lock:
+        try:
+            if names is None:
+                chosen = [n for n in registry.names if n not in config.disabled(registry.names)]
+            else:
+                chosen = sorted(config.names_from(",".join(names), registry.names, source="patch() argument"))
+        except config.ConfigError as exc:
+            registry.problem = str(exc)
+            for name in registry.names:
+                registry.set_state(name, State.DISABLED, f"not applied: {exc}")
+            if explicit:
+                raise
+            report(f"tdcompat: {exc}; no patch is applied", strict=strict, key=str(exc), seen=_seen)
+            return []
+        try:
+            version = parse_torch_version(getattr(torch, "__version__", "unknown"))
+        except UnsupportedTorchVersion as exc:
+            registry.problem = str(exc)
+            for name in registry.names:
+                registry.set_state(name, State.NOT_APPLICABLE, str(exc))
+            report(f"tdcompat: {exc}", strict=strict, key=str(exc), seen=_seen)
+            return []
+        registry.problem = None
+        applied = []
+        for name in registry.names:
+            patch = registry.get(name)
+            if name not in chosen:
+                if not registry.is_applied(name):
+                    registry.set_state(name, State.DISABLED, f"disabled by {config.DISABLE_VAR}" if names is None else "not requested")
+                continue
+            try:
+                wanted = needed(version, patch.torch, patch.probe)
+            except Exception as exc:  # noqa: BLE001 - a probe must not break the import
+                registry.set_state(name, State.NOT_APPLICABLE, f"internals probe failed: {exc!r}", strict, warn=True)
+                continue
+            if not wanted:
+                registry.set_state(name, State.NOT_NEEDED, f"not needed on torch {version} (range {patch.torch})")
+                continue
+            if registry.apply(name, strict) is State.APPLIED:
+                applied.append(name)
+        if applied:
+            clear_dynamo_caches()
+        return applied
+
+
+def deactivate(registry: Registry, names: Optional[Iterable[str]]) -> List[str]:
+    with registry._lock:
+        chosen = registry.names if names is None else sorted(
+            config.names_from(",".join(names), registry.names, source="unpatch() argument")
+        )
+        reverted = [n for n in chosen if registry.revert(n, "reverted by tdcompat.unpatch()")]
+        if reverted:
+            clear_dynamo_caches()
+        return reverted
+
+
+def clear_dynamo_caches() -> None:
+    """Drop compiled code and memoised trace decisions made before the change.
+
+    Code compiled before a patch went in (or out) embeds the old decisions;
+    ``torch._dynamo.reset()`` discards it so the next call re-traces.
+    """
+    dynamo = sys.modules.get(DYNAMO)
+    if dynamo is None or not hasattr(dynamo, "reset"):
+        return
+    try:
+        dynamo.reset()
+    except Exception as exc:  # noqa: BLE001
+        report(f"tdcompat: torch._dynamo.reset() failed after patching: {exc!r}", strict=False, key="reset", seen=_seen)
+
+
+__all__ = ["register_hook", "activate", "deactivate", "TdcompatWarning"]

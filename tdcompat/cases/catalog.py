@@ -1,0 +1,39 @@
+"""One catalog of cases, shared by the doctor and the test suite."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Dict, Tuple
+
+from .harness import Case
+
+_MODULES = ("documented",)
+
+
+def tensordict_available() -> bool:
+    return importlib.util.find_spec("tensordict") is not None
+
+
+def all_cases() -> Dict[str, Case]:
+    import importlib
+
+    cases: Dict[str, Case] = {}
+    for name in _MODULES:
+        module = importlib.import_module(f"{__package__}.{name}")
+        for case in module.CASES:
+            if case.name in cases:
+                raise ValueError(f"duplicate case name {case.name!r}")
+            cases[case.name] = case
+    return cases
+
+
+def runnable_cases() -> Tuple[Dict[str, Case], Dict[str, str]]:
+    """(cases to run, {skipped case: why})."""
+    cases, skipped = {}, {}
+    have_td = tensordict_available()
+    for name, case in all_cases().items():
+        if case.needs_tensordict and not have_td:
+            skipped[name] = "tensordict is not installed (pip install tdcompat[tensordict])"
+        else:
+            cases[name] = case
+    return cases, skipped

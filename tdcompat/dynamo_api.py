@@ -1,0 +1,36 @@
+"""The few Dynamo entry points whose shape moved between releases.
+
+Patches call these instead of Dynamo directly, so that one patch body serves
+torch 2.5 through the newest release.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import NoReturn
+
+
+def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
+    """Raise Dynamo's ``Unsupported`` through whichever API this torch has.
+
+    ``unimplemented(msg)`` (2.5-2.6), ``unimplemented_v2(gb_type=...)``
+    (about 2.7-2.12), ``unimplemented(gb_type=...)`` (2.13 on).
+    """
+    from torch._dynamo import exc
+
+    v2 = getattr(exc, "unimplemented_v2", None)
+    if v2 is not None:
+        v2(gb_type=gb_type, context=context, explanation=explanation, hints=[])
+    params = inspect.signature(exc.unimplemented).parameters
+    if "gb_type" in params:
+        exc.unimplemented(gb_type=gb_type, context=context, explanation=explanation, hints=[])
+    exc.unimplemented(f"{gb_type}: {context} ({explanation})")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def is_dynamo_control_flow(error: BaseException) -> bool:
+    """True for the exceptions Dynamo uses to steer tracing (graph breaks,
+    observed user exceptions, restarts): a patch wrapper must let these through."""
+    from torch._dynamo import exc
+
+    return isinstance(error, exc.TorchDynamoException) or type(error).__module__.startswith("torch._dynamo")

@@ -1,0 +1,135 @@
+"""The patch registry: which patches exist, which are applied, and why.
+
+Every state change happens under one lock, so two threads that import Dynamo
+or call ``patch()``/``unpatch()`` at once cannot double-wrap or half-revert.
+Every skip is reported once, as a :class:`TdcompatWarning`, and recorded in
+``status()``; under ``TDCOMPAT_STRICT`` a skip is an error instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import sys
+import threading
+import warnings
+from typing import Dict, Iterable, List, Optional
+
+from . import config
+from .installer import Installed, NotApplicable, install, uninstall
+from .spec import Patch
+
+
+class TdcompatWarning(UserWarning):
+    """A patch could not be applied, or tdcompat's settings could not be read."""
+
+
+class TdcompatError(RuntimeError):
+    """Raised instead of a warning when ``TDCOMPAT_STRICT`` is set."""
+
+
+class State(str, enum.Enum):
+    PENDING = "pending"  # torch._dynamo not imported yet
+    APPLIED = "applied"
+    NOT_NEEDED = "not needed"
+    DISABLED = "disabled"
+    NOT_APPLICABLE = "not applicable"
+    FAILED = "failed"
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchStatus:
+    name: str
+    state: State
+    reason: str
+    torch: str
+    upstream: str
+    mirrors: str
+    fixes: str
+
+    def as_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["state"] = self.state.value
+        return data
+
+
+class Registry:
+    def __init__(self, patches: Iterable[Patch]):
+        self._patches: Dict[str, Patch] = {}
+        for patch in patches:
+            if patch.name in self._patches:
+                raise ValueError(f"duplicate patch name {patch.name!r}")
+            self._patches[patch.name] = patch
+        self._lock = threading.RLock()
+        self._installed: Dict[str, List[Installed]] = {}
+        self._states: Dict[str, tuple] = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in self._patches}
+        self._warned: set = set()
+        self.problem: Optional[str] = None  # a global reason nothing applies (bad config, bad torch)
+
+    # -- queries ---------------------------------------------------------
+    @property
+    def names(self) -> List[str]:
+        return list(self._patches)
+
+    def get(self, name: str) -> Patch:
+        return self._patches[name]
+
+    def is_applied(self, name: str) -> bool:
+        return name in self._installed
+
+    def status(self) -> List[PatchStatus]:
+        with self._lock:
+            return [
+                PatchStatus(p.name, *self._states[p.name], torch=p.torch, upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes)
+                for p in self._patches.values()
+            ]
+
+    # -- changes ---------------------------------------------------------
+    def set_state(self, name: str, state: State, reason: str, strict: bool = False, warn: bool = False) -> None:
+        with self._lock:
+            self._states[name] = (state, reason)
+        if warn:
+            report(f"tdcompat: patch {name!r} skipped: {reason}", strict=strict, key=(name, reason), seen=self._warned)
+
+    def apply(self, name: str, strict: bool) -> State:
+        patch = self._patches[name]
+        with self._lock:
+            if name in self._installed:
+                return State.APPLIED
+            try:
+                self._installed[name] = install(patch)
+            except NotApplicable as exc:
+                self.set_state(name, State.NOT_APPLICABLE, f"{exc} (torch {_torch_version()})", strict, warn=True)
+                return State.NOT_APPLICABLE
+            except Exception as exc:  # noqa: BLE001 - a broken patch must not break torch
+                self.set_state(name, State.FAILED, f"{type(exc).__name__}: {exc} (torch {_torch_version()})", strict, warn=True)
+                return State.FAILED
+            self._states[name] = (State.APPLIED, f"needed on torch {_torch_version()} (range {patch.torch})")
+            return State.APPLIED
+
+    def revert(self, name: str, reason: str) -> bool:
+        with self._lock:
+            installed = self._installed.pop(name, None)
+            if installed is None:
+                return False
+            note = uninstall(installed)
+            self._states[name] = (State.DISABLED, reason)
+        if note:
+            report(f"tdcompat: {note}", strict=False, key=note, seen=self._warned)
+        return True
+
+
+def report(message: str, strict: bool, key=None, seen: Optional[set] = None) -> None:
+    """Warn once per ``key``, or raise under strict mode."""
+    if strict:
+        raise TdcompatError(message)
+    if seen is not None:
+        if key in seen:
+            return
+        seen.add(key)
+    warnings.warn(message, TdcompatWarning, stacklevel=3)
+
+
+def _torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return str(getattr(torch, "__version__", "?"))

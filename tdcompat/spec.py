@@ -1,0 +1,64 @@
+"""What a patch is, as data.
+
+A patch is declared, not coded: the registry, the doctor, the docs generator and
+the tests all read the same declaration, so the version range a patch claims and
+the range its tests prove can never drift apart silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Tuple
+
+#: ``wrapper(wrapped, instance, args, kwargs)`` as in wrapt; it must call
+#: ``wrapped(*args, **kwargs)`` for every situation it was not written for.
+Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One method on one Dynamo class that a patch wraps.
+
+    ``module`` and ``owner`` locate the class (``owner`` may be dotted for a
+    nested class); ``attribute`` is the method. ``inherited`` allows wrapping a
+    method the class only inherits: the wrapper is then installed on the class
+    itself and revert deletes it again, so the class ``__dict__`` is restored
+    exactly. ``params`` are parameter names the wrapped method must accept, so a
+    changed signature makes the patch inapplicable instead of wrong.
+    """
+
+    module: str
+    owner: str
+    attribute: str
+    wrapper: Wrapper
+    inherited: bool = False
+    params: Tuple[str, ...] = ()
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.owner}.{self.attribute}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """A registry entry: one upstream-sized fix for one Dynamo gap."""
+
+    #: Stable name, used in ``TDCOMPAT_DISABLE`` and ``status()``.
+    name: str
+    #: The failure users see without the patch (the text they would search for).
+    fixes: str
+    #: Upstream file, class and method the patch changes.
+    upstream: str
+    #: The upstream issue or PR the patch mirrors.
+    mirrors: str
+    #: ``packaging`` specifier of the torch releases that need the patch.
+    torch: str
+    #: The methods wrapped.
+    targets: Tuple[Target, ...]
+    #: Further internals the wrappers use: ``"module:attr.attr"`` strings.
+    requires: Tuple[str, ...] = ()
+    #: For a pre-release at the edge of ``torch`` (see ``versions.py``): returns
+    #: True when the installed Dynamo still has the gap.
+    probe: Optional[Callable[[], bool]] = None
+    #: One-line summary for tables.
+    summary: str = ""
