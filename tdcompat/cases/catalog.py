@@ -7,7 +7,7 @@ from typing import Dict, Tuple
 
 from .harness import Case
 
-_MODULES = ("documented",)
+_MODULES = ("documented", "gap_instance_dict", "gap_setattr")
 
 
 def tensordict_available() -> bool:

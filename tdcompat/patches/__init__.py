@@ -6,4 +6,9 @@ nothing from torch at module level, so that ``import tdcompat`` stays cheap.
 
 from __future__ import annotations
 
-ALL_PATCHES = ()
+import importlib
+
+_PATCH_MODULES = (
+)
+
+ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -1,0 +1,180 @@
+"""Gap 1: attribute writes on ``collections.abc.MutableMapping`` objects.
+
+Dynamo models an object whose type subclasses ``MutableMapping`` (and is not an
+``nn.Module``) as ``MutableMappingVariable``. Attribute assignment and deletion
+on such an object is ``Unsupported`` on torch 2.5 and silently dropped on
+2.6-2.8 (see ``tdcompat/patches/mutable_mapping_setattr.py``). ``Bag`` is the
+smallest such class: a mapping backed by a dict attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+import torch
+
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+
+PATCH = ("mutable-mapping-setattr",)
+
+
+class Bag(MutableMapping):
+    """A user mapping backed by a dict attribute; ``with bag:`` marks it active."""
+
+    def __init__(self, **items):
+        self._data = dict(items)
+        self.scale = 2.0
+        self.active = False
+        self.entered = 0
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __setitem__(self, key, value):
+        self._data[key] = value
+
+    def __delitem__(self, key):
+        del self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+    def __enter__(self):
+        self.active = True
+        self.entered = self.entered + 1
+        return self
+
+    def __exit__(self, *exc):
+        self.active = False
+        self.last_exit = self.entered
+        return False
+
+
+class Holder:
+    """A plain object holding a mapping: ``holder.inner.attr = ...``."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class ModuleBag(torch.nn.Module, MutableMapping):
+    """A mapping that is also an ``nn.Module`` (like ``TensorDictParams``): Dynamo
+    models it as a module, not as ``MutableMappingVariable``; the control case."""
+
+    def __init__(self, **items):
+        super().__init__()
+        self._data = dict(items)
+        self.scale = 2.0
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __setitem__(self, key, value):
+        self._data[key] = value
+
+    def __delitem__(self, key):
+        del self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def _bag_inputs():
+    return Bag(w=torch.randn(3)), torch.randn(3)
+
+
+def _holder_inputs():
+    return Holder(Bag(w=torch.randn(3))), torch.randn(3)
+
+
+def _module_bag_inputs():
+    return ModuleBag(w=torch.randn(3)), torch.randn(3)
+
+
+def assign_existing(bag, x):
+    bag.scale = 3.0
+    return x * bag["w"]
+
+
+def assign_new(bag, x):
+    bag.extra = "added"
+    return x * bag["w"]
+
+
+def delete_attr(bag, x):
+    del bag.scale
+    return x * bag["w"]
+
+
+def assign_graph_tensor(bag, x):
+    bag.cache = x * bag["w"] + 1
+    return x.sum()
+
+
+def write_then_read(bag, x):
+    bag.scale = bag.scale + 1.5
+    bag.cache = x.sin()
+    return bag.cache * bag.scale + bag["w"]
+
+
+def delete_then_add(bag, x):
+    del bag.scale
+    bag.scale = 5.0
+    return x * bag.scale
+
+
+def with_mapping_as_context(bag, x):
+    with bag:
+        assert bag.active
+        y = x * bag["w"] * bag.entered
+    return y
+
+
+def nested_in_object(holder, x):
+    holder.inner.scale = x.sum()
+    holder.inner.tag = "nested"
+    return x * holder.inner["w"] * holder.inner.scale
+
+
+def module_mapping_control(bag, x):
+    bag.scale = 3.0
+    bag.extra = x * 2
+    return x * bag["w"] * bag.scale
+
+
+_UNPATCHED = (Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.9", WRONG_RESULT))
+
+
+def _case(name, fn, inputs, doc, unpatched=_UNPATCHED, patches=PATCH):
+    return Case(name, patches, fn, inputs, unpatched=unpatched, doc=doc)
+
+
+CASES = (
+    _case("setattr_mapping_existing", assign_existing, _bag_inputs, "`bag.scale = 3.0` on a MutableMapping"),
+    _case("setattr_mapping_new", assign_new, _bag_inputs, "`bag.extra = ...`: a new attribute"),
+    _case("setattr_mapping_delete", delete_attr, _bag_inputs, "`del bag.scale`"),
+    _case("setattr_mapping_graph_tensor", assign_graph_tensor, _bag_inputs, "`bag.cache = <tensor made in the graph>`"),
+    _case("setattr_mapping_read_back", write_then_read, _bag_inputs, "write, then read the attribute back"),
+    _case("setattr_mapping_delete_then_add", delete_then_add, _bag_inputs, "`del bag.scale` then assign it again"),
+    _case(
+        "setattr_mapping_context_manager",
+        with_mapping_as_context,
+        _bag_inputs,
+        "`with bag:` where __enter__/__exit__ write attributes of the mapping",
+    ),
+    _case("setattr_mapping_nested", nested_in_object, _holder_inputs, "`holder.inner.scale = ...`"),
+    _case(
+        "setattr_module_mapping_control",
+        module_mapping_control,
+        _module_bag_inputs,
+        "control: an nn.Module that is also a MutableMapping already works",
+        unpatched=(),
+        patches=(),
+    ),
+)

@@ -1,0 +1,50 @@
+"""Shared fixtures.
+
+Isolation rule: any test whose outcome depends on import order or on
+process-global Dynamo state (the unpatched baseline, import hooks, env vars read
+at import) runs its body in a fresh subprocess via :func:`run_python`; tests in
+this process only use the patched Dynamo with ``torch._dynamo.reset()`` before
+each compile. The suite therefore passes in any order and under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tdcompat  # noqa: F401  (the in-process tests run patched)
+
+
+def run_python(code: str, env: dict = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with a clean tdcompat environment."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("TDCOMPAT_")}
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=900
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"subprocess failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-6000:]}")
+    return proc
+
+
+def last_json(proc: subprocess.CompletedProcess):
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def unpatched_results():
+    """The whole catalog run once without tdcompat, in its own process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tdcompat.cases.runner"],
+        capture_output=True,
+        text=True,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("TDCOMPAT_")}, "TDCOMPAT_DISABLE": "*"},
+        timeout=3000,
+    )
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return last_json(proc)

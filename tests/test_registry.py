@@ -1,0 +1,224 @@
+"""Registry, installer and controls, proven on patch-shaped test doubles.
+
+Each double targets a throwaway class in a throwaway module, so these tests
+exercise exactly the code paths of real patches without touching Dynamo.
+"""
+
+import sys
+import threading
+import types
+import warnings
+
+import pytest
+
+from tdcompat import activation
+from tdcompat.registry import Registry, State, TdcompatError, TdcompatWarning
+from tdcompat.spec import Patch, Target
+from tdcompat.wrappers import DEFER, fail_safe
+
+MODULE = "tdcompat_test_double_target"
+
+
+class Base:
+    def greet(self, name):
+        return f"hello {name}"
+
+
+class Child(Base):
+    pass
+
+
+class Other:
+    def greet(self, name):
+        return f"hi {name}"
+
+
+@pytest.fixture(autouse=True)
+def target_module():
+    module = types.ModuleType(MODULE)
+    module.Base, module.Child, module.Other = Base, Child, Other
+    sys.modules[MODULE] = module
+    originals = {k: dict(vars(c)) for k, c in (("Base", Base), ("Child", Child), ("Other", Other))}
+    yield module
+    del sys.modules[MODULE]
+    for name, klass in (("Base", Base), ("Child", Child), ("Other", Other)):  # undo whatever a test left
+        for attr in set(vars(klass)) - set(originals[name]):
+            delattr(klass, attr)
+        for attr, value in originals[name].items():
+            if vars(klass).get(attr) is not value:
+                setattr(klass, attr, value)
+
+
+@fail_safe("double")
+def shout(wrapped, instance, args, kwargs):
+    (name,) = args
+    if name != "x":
+        return DEFER
+    return "HELLO X"
+
+
+@fail_safe("double-broken")
+def broken(wrapped, instance, args, kwargs):
+    raise KeyError("the patch author did not foresee this")
+
+
+def make(name="double", owner="Base", attribute="greet", spec=">=2.5", handler=shout, **kw):
+    return Patch(name=name, fixes="test", upstream="none", mirrors="none", torch=spec,
+                 targets=(Target(MODULE, owner, attribute, handler, **kw),))
+
+
+def test_apply_wraps_and_defers():
+    reg = Registry([make()])
+    assert reg.apply("double", strict=False) is State.APPLIED
+    assert Base().greet("x") == "HELLO X"
+    assert Base().greet("y") == "hello y"  # not the pattern: original behaviour
+    reg.revert("double", "t")
+
+
+def test_revert_restores_the_same_object():
+    original = vars(Base)["greet"]
+    reg = Registry([make()])
+    reg.apply("double", strict=False)
+    assert vars(Base)["greet"] is not original
+    assert reg.revert("double", "test")
+    assert vars(Base)["greet"] is original
+
+
+def test_apply_and_revert_are_idempotent():
+    original = vars(Base)["greet"]
+    reg = Registry([make()])
+    reg.apply("double", strict=False)
+    wrapper = vars(Base)["greet"]
+    assert reg.apply("double", strict=False) is State.APPLIED
+    assert vars(Base)["greet"] is wrapper  # not wrapped twice
+    assert reg.revert("double", "t") is True
+    assert reg.revert("double", "t") is False
+    assert vars(Base)["greet"] is original
+
+
+def test_inherited_method_is_installed_and_removed_on_the_subclass():
+    reg = Registry([make(owner="Child", inherited=True)])
+    reg.apply("double", strict=False)
+    assert "greet" in vars(Child) and Child().greet("x") == "HELLO X" and Base().greet("x") == "hello x"
+    reg.revert("double", "t")
+    assert "greet" not in vars(Child)
+
+
+def test_inherited_method_refused_unless_declared():
+    reg = Registry([make(owner="Child")])
+    with pytest.warns(TdcompatWarning, match="no longer defined on Child itself"):
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(attribute="renamed"), "greet|renamed.*does not exist"),
+    (dict(owner="Missing"), "Missing does not exist"),
+    (dict(params=("self", "name", "tx")), "lacks parameter"),
+])
+def test_missing_internals_skip_with_one_warning(kw, message):
+    reg = Registry([make(**kw)])
+    with pytest.warns(TdcompatWarning, match=message) as record:
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+    assert len([w for w in record if issubclass(w.category, TdcompatWarning)]) == 1
+    status = {s.name: s for s in reg.status()}["double"]
+    assert status.state is State.NOT_APPLICABLE and "double" in status.name
+    assert Base().greet("x") == "hello x"
+
+
+def test_strict_turns_skip_into_error():
+    reg = Registry([make(attribute="renamed")])
+    with pytest.raises(TdcompatError, match="patch 'double' skipped"):
+        reg.apply("double", strict=True)
+
+
+def test_all_or_nothing_when_one_target_is_missing():
+    patch = Patch(name="double", fixes="t", upstream="t", mirrors="t", torch=">=2.5",
+                  targets=(Target(MODULE, "Other", "greet", shout), Target(MODULE, "Base", "nope", shout)))
+    reg = Registry([patch])
+    with pytest.warns(TdcompatWarning):
+        reg.apply("double", strict=False)
+    assert Other().greet("x") == "hi x"  # first target untouched
+
+
+def test_handler_failure_defers_to_original_and_warns():
+    reg = Registry([make(name="double-broken", handler=broken)])
+    reg.apply("double-broken", strict=False)
+    with pytest.warns(TdcompatWarning, match="failed in broken.*original behaviour was used"):
+        assert Base().greet("x") == "hello x"
+    reg.revert("double-broken", "t")
+
+
+def test_handler_failure_raises_under_strict(monkeypatch):
+    monkeypatch.setenv("TDCOMPAT_STRICT", "1")
+    reg = Registry([make(name="double-broken", handler=broken)])
+    reg.apply("double-broken", strict=False)
+    with pytest.raises(TdcompatError, match="double-broken"):
+        Base().greet("x")
+    reg.revert("double-broken", "t")
+
+
+def test_unexpected_arguments_defer():
+    reg = Registry([make()])
+    reg.apply("double", strict=False)
+    with pytest.warns(TdcompatWarning, match="ValueError"):  # handler's unpacking fails: original runs
+        with pytest.raises(TypeError):  # ... and the original raises its own TypeError, as unpatched
+            Base().greet("x", "unforeseen")
+    reg.revert("double", "t")
+
+
+def test_threads_apply_and_revert_consistently():
+    original = vars(Base)["greet"]
+    reg = Registry([make()])
+    barrier = threading.Barrier(8)
+
+    def worker(i):
+        barrier.wait()
+        for _ in range(200):
+            reg.apply("double", strict=False) if i % 2 else reg.revert("double", "t")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if reg.is_applied("double"):
+        assert vars(Base)["greet"].__wrapped__ is original  # wrapped exactly once
+        reg.revert("double", "t")
+    assert vars(Base)["greet"] is original
+
+
+def test_activation_states(monkeypatch):
+    patches = [make("double"), make("double-old", owner="Other", spec="<2.5"),
+               make("double-off", owner="Child", inherited=True)]
+    reg = Registry(patches)
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "double-off")
+    applied = activation.activate(reg, None, explicit=False)
+    states = {s.name: s.state for s in reg.status()}
+    assert applied == ["double"]
+    assert states == {"double": State.APPLIED, "double-old": State.NOT_NEEDED, "double-off": State.DISABLED}
+    assert activation.deactivate(reg, None) == ["double"]
+    assert {s.name: s.state for s in reg.status()}["double"] is State.DISABLED
+
+
+def test_activation_unknown_disable_name_applies_nothing(monkeypatch):
+    reg = Registry([make()])
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "dobule")
+    with pytest.warns(TdcompatWarning, match="unknown patch name 'dobule'.*valid names are: double"):
+        assert activation.activate(reg, None, explicit=False) == []
+    assert Base().greet("x") == "hello x"
+    with pytest.raises(Exception, match="valid names are"):
+        activation.activate(reg, None, explicit=True)
+
+
+def test_activation_unknown_name_argument():
+    reg = Registry([make()])
+    with pytest.raises(ValueError, match="unknown patch name 'nope'"):
+        activation.activate(reg, ["nope"], explicit=True)
+    with pytest.raises(ValueError, match="unknown patch name 'nope'"):
+        activation.deactivate(reg, ["nope"])
+
+
+def test_duplicate_names_rejected():
+    with pytest.raises(ValueError, match="duplicate"):
+        Registry([make(), make()])
