@@ -16,7 +16,8 @@ from .registry import PatchStatus, Registry, State, TdcompatError, TdcompatWarni
 
 __version__ = "0.1.0"
 
-_registry = Registry(_ALL_PATCHES)
+# Survives importlib.reload(tdcompat): the applied wrappers belong to this registry.
+_registry = globals().get("_registry") or Registry(_ALL_PATCHES)
 
 
 def patch(names: Optional[Iterable[str]] = None) -> List[str]:

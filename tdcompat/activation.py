@@ -63,7 +63,8 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
     with registry._lock:
         try:
             if names is None:
-                chosen = [n for n in registry.names if n not in config.disabled(registry.names)]
+                off = config.disabled(registry.names)
+                chosen = [n for n in registry.names if n not in off]
             else:
                 chosen = sorted(config.names_from(",".join(names), registry.names, source="patch() argument"))
         except config.ConfigError as exc:

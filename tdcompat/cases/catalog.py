@@ -7,7 +7,7 @@ from typing import Dict, Tuple
 
 from .harness import Case
 
-_MODULES = ("documented", "gap_instance_dict", "gap_setattr")
+_MODULES = ("documented", "gap_instance_dict", "gap_setattr", "gap_dict")
 
 
 def tensordict_available() -> bool:

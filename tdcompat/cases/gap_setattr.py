@@ -19,13 +19,11 @@ PATCH = ("mutable-mapping-setattr",)
 
 
 class Bag(MutableMapping):
-    """A user mapping backed by a dict attribute; ``with bag:`` marks it active."""
+    """A user mapping backed by a dict attribute."""
 
     def __init__(self, **items):
         self._data = dict(items)
         self.scale = 2.0
-        self.active = False
-        self.entered = 0
 
     def __getitem__(self, key):
         return self._data[key]
@@ -42,14 +40,30 @@ class Bag(MutableMapping):
     def __len__(self):
         return len(self._data)
 
+
+class ScopedBag(Bag):
+    """A mapping that is its own context manager, the ``td.to_module(m)`` shape:
+    ``bag.scaled(s)`` returns a new mapping whose ``__enter__`` sets
+    ``bag.scale = s`` and records itself, and whose ``__exit__`` restores."""
+
+    def scaled(self, scale):
+        scope = ScopedBag(**self._data)
+        scope.parent = self
+        scope.scale = scale
+        return scope
+
     def __enter__(self):
+        self.saved = self.parent.scale
+        self.parent.scale = self.scale
+        self.parent.depth = getattr(self.parent, "depth", 0) + 1
         self.active = True
-        self.entered = self.entered + 1
         return self
 
     def __exit__(self, *exc):
+        self.parent.scale = self.saved
+        self.parent.depth = self.parent.depth - 1
+        del self.saved
         self.active = False
-        self.last_exit = self.entered
         return False
 
 
@@ -63,6 +77,8 @@ class Holder:
 class ModuleBag(torch.nn.Module, MutableMapping):
     """A mapping that is also an ``nn.Module`` (like ``TensorDictParams``): Dynamo
     models it as a module, not as ``MutableMappingVariable``; the control case."""
+
+    __hash__ = torch.nn.Module.__hash__
 
     def __init__(self, **items):
         super().__init__()
@@ -87,6 +103,10 @@ class ModuleBag(torch.nn.Module, MutableMapping):
 
 def _bag_inputs():
     return Bag(w=torch.randn(3)), torch.randn(3)
+
+
+def _scoped_inputs():
+    return ScopedBag(w=torch.randn(3)), torch.randn(3)
 
 
 def _holder_inputs():
@@ -130,10 +150,17 @@ def delete_then_add(bag, x):
 
 
 def with_mapping_as_context(bag, x):
-    with bag:
-        assert bag.active
-        y = x * bag["w"] * bag.entered
-    return y
+    with bag.scaled(3.0) as scope:
+        y = x * bag["w"] * bag.scale * bag.depth
+        scope.note = "inside"
+    return y + bag.scale, scope
+
+
+def new_mapping_returned(bag, x):
+    fresh = Bag(w=x * 2)
+    fresh.scale = bag.scale + 1
+    fresh.tag = "fresh"
+    return fresh
 
 
 def nested_in_object(holder, x):
@@ -165,9 +192,11 @@ CASES = (
     _case(
         "setattr_mapping_context_manager",
         with_mapping_as_context,
-        _bag_inputs,
-        "`with bag:` where __enter__/__exit__ write attributes of the mapping",
+        _scoped_inputs,
+        "`with bag.scaled(s) as scope:`: a mapping made in the graph is the context manager;"
+        " its __enter__/__exit__ write attributes of itself and of the input mapping",
     ),
+    _case("setattr_mapping_made_in_graph", new_mapping_returned, _bag_inputs, "a mapping made and written in the graph, returned"),
     _case("setattr_mapping_nested", nested_in_object, _holder_inputs, "`holder.inner.scale = ...`"),
     _case(
         "setattr_module_mapping_control",

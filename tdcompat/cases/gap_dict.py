@@ -1,0 +1,370 @@
+"""Gap 2 (issue 4): ``dict()`` and ``**`` over mappings Dynamo tracks as modules or plain objects.
+
+Every pattern runs over five kinds of mapping:
+
+``hmod``   ``class (nn.Module, MutableMapping)`` with ``__hash__`` defined (tracked as
+           ``UnspecializedNNModuleVariable``);
+``umod``   the same class without ``__hash__``: unhashable, since ``Mapping`` sets
+           ``__hash__ = None``. The harness snapshots every ``nn.Module`` input with
+           ``named_parameters()``, which raises for such a module even in eager, so
+           these cases hand the module over inside a closure (``_hide``): Dynamo
+           still wraps it from a real source (the closure cell), the snapshot does
+           not walk it;
+``plain``  a plain ``MutableMapping`` that inherits ``keys()/items()/values()``
+           (``MutableMappingVariable``);
+``iter``   a plain ``MutableMapping`` whose ``__iter__`` is not its keys (it walks a
+           batch dimension, as ``TensorDict.__iter__`` does); ``dict()`` and ``**``
+           must use ``keys()`` and ``__getitem__``, as CPython does;
+``tdp``    ``TensorDictParams`` (needs tensordict); it is a module, and its
+           ``__iter__`` walks the batch dimension too.
+
+Patterns: ``dict(x)`` followed by writes to the result (the source must not
+change), ``dict(x, key=v)``, ``{**x}``, ``f(**x)``, and the helpers users pair
+with them (``keys()``, ``values()``, ``items()``, ``len()``, ``in``). Two more
+cases check that an ``items()`` or ``keys()`` that disagree with iteration are
+read the way CPython reads them.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import MutableMapping
+
+import torch
+from torch import nn
+
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+
+# -- the mappings -------------------------------------------------------------
+
+
+class HashableModuleMapping(nn.Module, MutableMapping):
+    """A module that is a mapping, with the usual workaround ``__hash__``."""
+
+    def __init__(self, items):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(()))
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+    def __hash__(self):
+        return id(self)
+
+
+class UnhashableModuleMapping(nn.Module, MutableMapping):
+    """The same without ``__hash__``: ``hash(m)`` raises, eager ``dict(m)`` works."""
+
+    def __init__(self, items):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(()))
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class PlainMapping(MutableMapping):
+    """Inherits ``keys()``, ``items()``, ``values()`` from ``Mapping``."""
+
+    def __init__(self, items):
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class BatchIterMapping(MutableMapping):
+    """Iteration walks the leading (batch) dimension, like ``TensorDict``;
+    ``keys()``/``items()``/``values()`` are the mapping's own."""
+
+    def __init__(self, items):
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        first = next(iter(self._store.values()))
+        for i in range(first.shape[0]):
+            yield {k: v[i] for k, v in self._store.items()}
+
+    def __len__(self):
+        return len(self._store)
+
+    def keys(self):
+        return self._store.keys()
+
+    def items(self):
+        return self._store.items()
+
+    def values(self):
+        return self._store.values()
+
+
+class ItemsDisagreeMapping(MutableMapping):
+    """``items()`` yields scaled values; ``dict()`` must not use it (CPython reads
+    ``keys()`` and ``__getitem__``)."""
+
+    def __init__(self, items):
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+    def items(self):
+        return [(k, v * 10) for k, v in self._store.items()]
+
+
+class KeysDisagreeMapping(MutableMapping):
+    """``keys()`` lists a subset of what ``__iter__`` yields: ``dict()`` reads ``keys()``."""
+
+    def __init__(self, items):
+        self._store = dict(items)
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+    def keys(self):
+        return [k for k in self._store if not k.startswith("_")]
+
+
+def _hide(obj):
+    """Hands ``obj`` over through a closure cell: ``snapshot()`` records a
+    function by name only, so an unhashable module behind it is not walked with
+    ``named_parameters()`` (which raises in eager)."""
+
+    def get():
+        return obj
+
+    return get
+
+
+# -- inputs --------------------------------------------------------------------
+
+
+def _items():
+    return {"a": torch.randn(3), "b": torch.randn(3)}
+
+
+def _hmod():
+    return (HashableModuleMapping(_items()),)
+
+
+def _umod():
+    return (_hide(UnhashableModuleMapping(_items())),)
+
+
+def _plain():
+    return (PlainMapping(_items()),)
+
+
+def _iter():
+    return (BatchIterMapping(_items()),)
+
+
+def _tdp():
+    from tensordict import TensorDict, TensorDictParams
+
+    return (TensorDictParams(TensorDict(_items(), batch_size=[])),)
+
+
+def _items_disagree():
+    return (ItemsDisagreeMapping(_items()),)
+
+
+def _keys_disagree():
+    items = _items()
+    items["_private"] = torch.randn(3)
+    return (KeysDisagreeMapping(items),)
+
+
+def _get(x):
+    """The mapping itself (unwraps ``_hide``)."""
+    return x() if isinstance(x, types.FunctionType) else x
+
+
+# -- patterns ------------------------------------------------------------------
+
+
+def dict_then_write(x):
+    x = _get(x)
+    d = dict(x)
+    d["new"] = d["a"] * 2
+    d["a"] = d["a"] + 1
+    del d["b"]
+    return d, x["a"] + 0, len(x)
+
+
+def dict_with_kwargs(x):
+    x = _get(x)
+    d = dict(x, extra=torch.ones(3), a=torch.zeros(3))
+    return d
+
+
+def brace_unpack(x):
+    x = _get(x)
+    d = {"first": torch.ones(1), **x, "last": torch.zeros(1)}
+    d["a"] = d["a"] * 3
+    return d
+
+
+def _sum_kwargs(**kwargs):
+    out = {k: v * 2 for k, v in kwargs.items()}
+    out["count"] = len(kwargs)
+    return out
+
+
+def call_unpack(x):
+    x = _get(x)
+    return _sum_kwargs(**x)
+
+
+def views(x):
+    x = _get(x)
+    keys = list(x.keys())
+    values = [v + 1 for v in x.values()]
+    items = [(k, v * 2) for k, v in x.items()]
+    return keys, values, items, len(x), "a" in x, "zz" in x
+
+
+def dict_only(x):
+    x = _get(x)
+    return dict(x)
+
+
+# -- cases ---------------------------------------------------------------------
+
+P = ("module-mapping-dict",)
+PU = ("module-mapping-dict", "unhashable-module")
+TD = ("eager", "aot_eager", "inductor")
+
+_KINDS = (
+    # kind, builder, patches, needs_tensordict, backends
+    ("hmod", _hmod, P, False),
+    ("umod", _umod, PU, False),
+    ("plain", _plain, P, False),
+    ("iter", _iter, P, False),
+    ("tdp", _tdp, P, True),
+)
+
+_PATTERNS = (
+    ("dict_then_write", dict_then_write, "d = dict(x); writes to d; the source is unchanged"),
+    ("dict_with_kwargs", dict_with_kwargs, "dict(x, extra=..., a=...)"),
+    ("brace_unpack", brace_unpack, "{'first': ..., **x, 'last': ...}"),
+    ("call_unpack", call_unpack, "f(**x)"),
+    ("views", views, "x.keys(), x.values(), x.items(), len(x), k in x"),
+)
+
+#: Measured unpatched outcomes, per (kind, pattern); filled from the runs on
+#: t251, t260, t281, t291, t2100, t2130, t2150 (see the report for issue 4).
+UNPATCHED = {}
+
+
+def _cases():
+    out = []
+    for kind, inputs, patches, needs_td in _KINDS:
+        for pattern, fn, doc in _PATTERNS:
+            name = f"gap_dict_{kind}_{pattern}"
+            out.append(
+                Case(
+                    name,
+                    patches,
+                    fn,
+                    inputs,
+                    unpatched=UNPATCHED.get((kind, pattern), ()),
+                    needs_tensordict=needs_td,
+                    doc=f"{kind}: {doc}",
+                )
+            )
+    out.append(
+        Case(
+            "gap_dict_items_disagree",
+            P,
+            dict_only,
+            _items_disagree,
+            unpatched=UNPATCHED.get(("items_disagree", "dict_only"), ()),
+            doc="dict(x) for a mapping whose items() differ from keys()/__getitem__",
+        )
+    )
+    out.append(
+        Case(
+            "gap_dict_keys_disagree",
+            P,
+            dict_only,
+            _keys_disagree,
+            unpatched=UNPATCHED.get(("keys_disagree", "dict_only"), ()),
+            doc="dict(x) for a mapping whose keys() are a subset of its iteration",
+        )
+    )
+    return tuple(out)
+
+
+CASES = _cases()

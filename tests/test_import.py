@@ -1,0 +1,177 @@
+"""Import order, laziness and process-global behaviour, each in a fresh interpreter."""
+
+import pytest
+
+from conftest import last_json, run_python
+
+STATUS = "import json, tdcompat; print(json.dumps({s.name: s.state.value for s in tdcompat.status()}))"
+
+
+def test_import_does_not_import_dynamo():
+    proc = run_python("""
+        import sys, torch, tdcompat, json
+        print(json.dumps([m for m in sys.modules if m.startswith("torch._dynamo")]))
+    """)
+    assert last_json(proc) == []
+
+
+def test_patches_pending_until_dynamo_is_imported_then_applied():
+    proc = run_python(f"""
+        import json, torch, tdcompat
+        before = {{s.name: s.state.value for s in tdcompat.status()}}
+        import torch._dynamo
+        after = {{s.name: s.state.value for s in tdcompat.status()}}
+        print(json.dumps([before, after]))
+    """)
+    before, after = last_json(proc)
+    assert set(before.values()) <= {"pending"}
+    assert "pending" not in after.values()
+    assert set(after.values()) <= {"applied", "not needed"}
+
+
+def test_import_after_dynamo_applies_at_once():
+    a = last_json(run_python(f"import torch._dynamo\n{STATUS}"))
+    b = last_json(run_python(f"import torch, tdcompat, torch._dynamo\n{STATUS}"))
+    assert a == b
+
+
+def test_import_twice_and_reload_do_not_double_wrap():
+    proc = run_python("""
+        import importlib, json, torch._dynamo, tdcompat
+        import tdcompat as again
+        importlib.reload(tdcompat)
+        tdcompat.patch()
+        from tdcompat.installer import _prepare
+        wrapped = []
+        for p in tdcompat.patches.ALL_PATCHES:
+            for t in p.targets:
+                owner = _prepare(t)[0]
+                raw = vars(owner).get(t.attribute)
+                depth = 0
+                while hasattr(raw, "__wrapped__") and type(raw).__name__ == "FunctionWrapper":
+                    raw, depth = raw.__wrapped__, depth + 1
+                wrapped.append(depth)
+        print(json.dumps({"depths": wrapped, "states": {s.name: s.state.value for s in tdcompat.status()}}))
+    """)
+    out = last_json(proc)
+    assert max(out["depths"], default=0) <= 1
+    assert "pending" not in out["states"].values()
+
+
+def test_disable_all_leaves_dynamo_identical():
+    proc = run_python("""
+        import json, torch._dynamo
+        from tdcompat.patches import ALL_PATCHES
+        from tdcompat.installer import resolve
+        def snap():
+            out = {}
+            for p in ALL_PATCHES:
+                for t in p.targets:
+                    try:
+                        owner = resolve(f"{t.module}:{t.owner}")
+                    except Exception:
+                        continue
+                    out[t.qualname] = id(vars(owner).get(t.attribute))
+            return out
+        before = snap()
+        import tdcompat
+        after = snap()
+        print(json.dumps([before == after, {s.name: s.state.value for s in tdcompat.status()}]))
+    """, env={"TDCOMPAT_DISABLE": "*"})
+    same, states = last_json(proc)
+    assert same
+    assert set(states.values()) <= {"disabled"}
+
+
+def test_unpatch_restores_and_patch_reapplies():
+    proc = run_python("""
+        import json, torch._dynamo, tdcompat
+        from tdcompat.installer import resolve
+        from tdcompat.patches import ALL_PATCHES
+        applied = [s.name for s in tdcompat.status() if s.state.value == "applied"]
+        reverted = tdcompat.unpatch()
+        states_off = {s.name: s.state.value for s in tdcompat.status()}
+        clean = all(type(vars(resolve(f"{t.module}:{t.owner}")).get(t.attribute)).__name__ != "FunctionWrapper"
+                    for p in ALL_PATCHES if p.name in applied for t in p.targets)
+        again = tdcompat.patch()
+        print(json.dumps([applied, reverted, states_off, clean, again, tdcompat.unpatch([]) ]))
+    """)
+    applied, reverted, states_off, clean, again, none = last_json(proc)
+    assert sorted(reverted) == sorted(applied)
+    assert all(states_off[n] == "disabled" for n in applied)
+    assert clean
+    assert sorted(again) == sorted(applied)
+
+
+def test_unknown_disable_name_warns_and_applies_nothing():
+    proc = run_python(f"import warnings; warnings.simplefilter('always')\nimport torch._dynamo\n{STATUS}",
+                      env={"TDCOMPAT_DISABLE": "no-such-patch"})
+    assert "unknown patch name 'no-such-patch'" in proc.stderr and "valid names are" in proc.stderr
+    assert set(last_json(proc).values()) <= {"disabled"}
+
+
+def test_unknown_disable_name_is_an_error_under_strict():
+    proc = run_python("import torch._dynamo, tdcompat", env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"},
+                      check=False)
+    assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "valid names are" in proc.stderr
+
+
+def test_malformed_strict_value_warns():
+    proc = run_python(f"import warnings; warnings.simplefilter('always')\nimport torch._dynamo\n{STATUS}",
+                      env={"TDCOMPAT_STRICT": "perhaps"})
+    assert "TDCOMPAT_STRICT='perhaps' is not a boolean" in proc.stderr
+
+
+MISSING_INTERNAL = """
+    import json, warnings, importlib
+    warnings.simplefilter("always")
+    import torch, torch._dynamo
+    from tdcompat.patches import ALL_PATCHES
+    from tdcompat.versions import needed, parse_torch_version
+    victim = next(p for p in ALL_PATCHES if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
+    target = victim.targets[0]
+    module = importlib.import_module(target.module)
+    owner_name = target.owner.split(".")[0]
+    setattr(module, owner_name + "Renamed", getattr(module, owner_name))
+    delattr(module, owner_name)  # simulate an upstream rename
+    with warnings.catch_warnings(record=True) as caught:
+        import tdcompat
+    states = {s.name: [s.state.value, s.reason] for s in tdcompat.status()}
+    @torch.compile(fullgraph=True, backend="eager")
+    def f(x):
+        return x.sin() + 1
+    ok = bool((f(torch.ones(3)) == torch.ones(3).sin() + 1).all())
+    print(json.dumps([victim.name, states, [str(w.message) for w in caught], ok]))
+"""
+
+
+def test_missing_internal_skips_that_patch_with_a_warning():
+    victim, states, messages, ok = last_json(run_python(MISSING_INTERNAL))
+    assert states[victim][0] == "not applicable" and "does not exist" in states[victim][1]
+    assert any(victim in m and "does not exist" in m and "torch" in m for m in messages)
+    assert ok
+
+
+def test_missing_internal_is_an_error_under_strict():
+    proc = run_python(MISSING_INTERNAL, env={"TDCOMPAT_STRICT": "1"}, check=False)
+    assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_two_threads_compile_right_after_first_dynamo_import():
+    proc = run_python("""
+        import json, threading, torch, tdcompat
+        results, errors = [], []
+        def work(i):
+            try:
+                import torch._dynamo
+                f = torch.compile(lambda x: x * i + 1, backend="eager", fullgraph=True)
+                results.append(bool((f(torch.ones(2)) == i + 1).all()))
+            except Exception as e:
+                errors.append(repr(e))
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+        [t.start() for t in threads]; [t.join() for t in threads]
+        print(json.dumps([results, errors, {s.name: s.state.value for s in tdcompat.status()}]))
+    """)
+    results, errors, states = last_json(proc)
+    assert errors == [] and results == [True, True]
+    assert "pending" not in states.values()
