@@ -1,0 +1,85 @@
+"""The torch version matrix: one session per torch minor release from 2.5 on.
+
+    nox                      # the whole matrix (before each release)
+    nox -s "tests-2.5"       # one release
+    nox -t ci                # what .ci/run runs: 2.5 (oldest), 2.13 (local CPU build), 2.15 (newest)
+    nox -s "compat(minor='2.8')"   # only the catalog, recorded in docs/matrix/ for docs/compatibility.md
+
+Environments live in $TDCOMPAT_NOX_ENVDIR (default ~/.cache/tdcompat/nox) and
+are reused between runs and clones: each holds torch with its CUDA packages,
+about 5-7 GB (2.13.0 is a ~1 GB local CPU build here). A first install takes 1-2
+minutes per release; a reused environment only reinstalls tdcompat itself.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+# torch minor -> (latest patch release, the tensordict pip pairs with it)
+MATRIX = {
+    "2.5": ("2.5.1", "0.6.2"),
+    "2.6": ("2.6.0", "0.7.2"),
+    "2.7": ("2.7.1", "0.14.3"),
+    "2.8": ("2.8.0", "0.14.3"),
+    "2.9": ("2.9.1", "0.14.3"),
+    "2.10": ("2.10.0", "0.14.3"),
+    "2.11": ("2.11.0", "0.15.3"),
+    "2.12": ("2.12.1", "0.15.3"),
+    "2.13": ("2.13.0", "0.15.3"),
+    "2.14": ("2.14.1", "0.15.3"),
+    "2.15": ("2.15.0", "0.15.3"),
+}
+CI = {"2.5", "2.13", "2.15"}
+
+nox.options.envdir = os.environ.get("TDCOMPAT_NOX_ENVDIR", os.path.expanduser("~/.cache/tdcompat/nox"))
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = [f"tests-{m}" for m in MATRIX]
+
+TENSORDICT_DEPS = (
+    "import importlib.metadata as m; "
+    "print(' '.join(r.split(';')[0].replace(' ', '') for r in (m.requires('tensordict') or []) "
+    "if 'extra' not in r and not r.startswith('torch')))"
+)
+
+
+def install(session: nox.Session, minor: str, tensordict: str = "") -> None:
+    torch_version, paired = MATRIX[minor]
+    tensordict = tensordict or paired
+    session.install(f"torch=={torch_version}")
+    # tensordict 0.6/0.7 pin one torch and later ones may ask for a newer one: never let it move torch.
+    session.install("--no-deps", f"tensordict=={tensordict}")
+    deps = session.run("python", "-c", TENSORDICT_DEPS, silent=True).split()
+    session.install(*deps, "wrapt", "packaging", "pytest", "pytest-xdist", "pytest-random-order")
+    session.install("--no-deps", "-e", ".")
+    session.run("python", "-c", "import torch, tensordict, tdcompat; print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
+
+
+def _tests_session(minor: str):
+    def tests(session: nox.Session) -> None:
+        install(session, minor)
+        # Random order proves the isolation rule of tests/conftest.py on every run.
+        session.run("python", "-m", "pytest", "-p", "random_order", "--random-order", *session.posargs)
+
+    tests.__doc__ = f"The whole suite on torch {MATRIX[minor][0]} with tensordict {MATRIX[minor][1]}."
+    return nox.session(name=f"tests-{minor}", tags=["ci"] if minor in CI else [])(tests)
+
+
+for _minor in MATRIX:
+    globals()[f"tests_{_minor.replace('.', '_')}"] = _tests_session(_minor)
+
+
+@nox.session(name="tests-2.15-tensordict-0.14")
+def tests_newest_with_old_tensordict(session: nox.Session) -> None:
+    """Users pin tensordict too: the newest torch with tensordict 0.14.3."""
+    install(session, "2.15", tensordict="0.14.3")
+    session.run("python", "-m", "pytest", "tests/test_cases.py", *session.posargs)
+
+
+@nox.session(name="compat")
+@nox.parametrize("minor", list(MATRIX))
+def compat(session: nox.Session, minor: str) -> None:
+    """Run the catalog both ways and record it for docs/compatibility.md."""
+    install(session, minor)
+    session.run("python", "scripts/matrix_run.py", "--out", f"docs/matrix/{MATRIX[minor][0]}.json")
