@@ -290,14 +290,17 @@ def call_unpack(x):
 def views(x):
     x = _get(x)
     keys = list(x.keys())
+    looped = [k for k in x.keys()]
     values = [v + 1 for v in x.values()]
-    items = [(k, v * 2) for k, v in x.items()]
-    return keys, values, items, len(x), "a" in x, "zz" in x
+    items = tuple(x.items())
+    scaled = [(k, v * 2) for k, v in x.items()]
+    return keys, looped, values, items, scaled, len(x), "a" in x, "zz" in x
 
 
 def dict_only(x):
-    x = _get(x)
-    return dict(x)
+    d = dict(x)
+    d["sum"] = d["a"] + d["b"]
+    return d
 
 
 # -- cases ---------------------------------------------------------------------

@@ -15,6 +15,11 @@ import torch
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
 
 P = ("instance-dict-writes",)
+PV = ("instance-dict-writes", "instance-dict-vars")
+
+
+def _patches(pattern):
+    return PV if pattern.startswith("vars_") else P
 
 
 # -- the objects ---------------------------------------------------------------
@@ -63,34 +68,19 @@ class Mod(torch.nn.Module):
 
 class Ctx:
     """A context manager created inside the compiled function (Dynamo tracks it
-    as GenericContextWrappingVariable); it keeps its state through __dict__."""
+    as GenericContextWrappingVariable); its __enter__ runs one of the patterns
+    below on itself."""
 
-    def __init__(self, x):
-        self.__dict__["x"] = x
-        self.__dict__["depth"] = 0
-
-    def __enter__(self):
-        self.__dict__["inside"] = self.x + 1
-        self.__dict__.update(depth=self.depth + 1, entered=True)
-        return self
-
-    def __exit__(self, *exc):
-        self.__dict__.pop("inside")
-        self.__dict__.setdefault("exits", 0)
-        del self.__dict__["entered"]
-        return False
-
-
-class VarsCtx:
-    def __init__(self, x):
-        vars(self)["x"] = x
+    def __init__(self, x, op):
+        self.x = x
+        self.op = op
+        self.a = torch.ones(3)
+        self.n = 2
 
     def __enter__(self):
-        vars(self)["inside"] = self.x * 2
-        return self
+        return self.op(self.x, self)
 
     def __exit__(self, *exc):
-        vars(self).pop("inside")
         return False
 
 
@@ -200,8 +190,12 @@ def module_parameters(x, m, p):
 
 def module_buffers(x, m):
     m.__dict__["_buffers"] = {"buf": x * 2, "b2": x + 1}
-    m.__dict__.update(a=x * 4)
-    return m.b2 * 2, m.a, m(x)
+    return m.b2 * 2, m.__dict__["_buffers"]["buf"], m(x)
+
+
+def module_parameters_update(x, m, p):
+    m.__dict__.update(_parameters={"w": p, "v": p})
+    return x * m.v, m(x)
 
 
 def module_modules(x, m, lin):
@@ -210,30 +204,34 @@ def module_modules(x, m, lin):
 
 
 # -- objects created in the compiled function ---------------------------------
-def ctx_manager(x):
-    with Ctx(x) as c:
-        inside = c.inside * 2 + c.__dict__["inside"]
-        depth = c.depth
-    return inside, depth, c.exits, "entered" in c.__dict__
+def _in_ctx(op):
+    def run(x):
+        c = Ctx(x, op)
+        with c as result:
+            pass
+        return result, c
 
-
-def ctx_manager_vars(x):
-    with VarsCtx(x) as c:
-        inside = c.inside + vars(c)["inside"]
-    return inside, "inside" in c.__dict__
+    run.__name__ = run.__qualname__ = f"ctx_{op.__name__}"
+    return run
 
 
 def ctx_module_parameters(x, p, q):
     with ParamsCtx(["p", "q"], [p, q]) as m:
-        out = x * m.p + m.q
-    return out, len(list(m.parameters()))
+        out = x * m.p + m.q + m.__dict__["_parameters"]["p"]
+    return out, m
 
 
 def new_plain(x):
     o = Plain()
     o.__dict__["b"] = x + 1
-    o.__dict__.update(c=x * 2)
-    return o.b + o.c, o.__dict__["b"]
+    return o.b * 2, o.__dict__["b"], o
+
+
+def new_plain_update(x):
+    o = Plain()
+    o.__dict__.update(b=x + 1)
+    o.__dict__.pop("a")
+    return o.b * 2, o.__dict__["b"], o
 
 
 _PATTERNS = (
@@ -249,18 +247,65 @@ _PATTERNS = (
     ("vars_delete", vars_delete),
 )
 
+_CTX = {pname: _in_ctx(fn) for pname, fn in _PATTERNS}
+globals().update({f.__name__: f for f in _CTX.values()})  # picklable by name
+
+# Unpatched outcomes, measured on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0,
+# 2.13.0 and 2.15.0 (eager and aot_eager agree; 2.12 has no env: the <2.13 bound
+# is where DunderDictVariable, pytorch/pytorch#174570/#174941, takes over).
+_ITEM = (Expect("<2.7", GRAPH_BREAK),)  # GetAttrVariable.call_method __setitem__: #144419 (2.7)
+_VARS = (Expect("<2.9", GRAPH_BREAK),)  # BuiltinVariable.call_vars: 2.9
+_OTHER = (Expect("<2.13", GRAPH_BREAK),)  # update/setdefault/pop/__delitem__: DunderDictVariable (2.13)
+_MAPPING = (Expect("<2.6", GRAPH_BREAK),)  # 2.6: MutableMappingVariable.var_getattr('__dict__') is a ConstDictVariable
+
+
+def _expected(kind, pattern):
+    if kind == "mapping":
+        return _VARS if pattern.startswith("vars_") else _MAPPING
+    if pattern == "setitem":
+        return _ITEM
+    if pattern == "vars_setitem":
+        return _VARS
+    return _OTHER
+
+
 _KINDS = (("plain", _plain), ("mapping", _mapping), ("module", _mod))
 
 CASES = tuple(
-    Case(f"dict_{kind}_{pname}", P, fn, inputs, unpatched=(), doc=f"{pname} through __dict__ of a {kind} object")
+    Case(
+        f"dict_{kind}_{pname}",
+        _patches(pname),
+        fn,
+        inputs,
+        unpatched=_expected(kind, pname),
+        doc=f"{pname.replace('_', ' ')} on the __dict__ of an input {kind} object, read back in the same frame",
+    )
     for kind, inputs in _KINDS
     for pname, fn in _PATTERNS
+) + tuple(
+    Case(
+        f"dict_ctx_{pname}",
+        _patches(pname),
+        _CTX[pname],
+        _x,
+        unpatched=_expected("ctx", pname),
+        doc=f"{pname.replace('_', ' ')} on self.__dict__ in __enter__ of a context manager made in the frame "
+        "(GenericContextWrappingVariable)",
+    )
+    for pname, fn in _PATTERNS
 ) + (
-    Case("dict_module_parameters", P, module_parameters, _mod_and_params, doc="m.__dict__['_parameters'] = {...}"),
-    Case("dict_module_buffers", P, module_buffers, _mod, doc="m.__dict__['_buffers'] = {...}"),
-    Case("dict_module_modules", P, module_modules, _mod_and_linear, doc="m.__dict__['_modules'] = {...}"),
-    Case("dict_ctx_manager", P, ctx_manager, _x, doc="context manager keeping state in __dict__"),
-    Case("dict_ctx_manager_vars", P, ctx_manager_vars, _x, doc="context manager keeping state in vars(self)"),
-    Case("dict_ctx_module_parameters", P, ctx_module_parameters, _x_and_params, doc="TensorDictParams-like __init__"),
-    Case("dict_new_plain", P, new_plain, _x, doc="object created in the compiled function"),
+    Case("dict_module_parameters", P, module_parameters, _mod_and_params, unpatched=_ITEM,
+         doc="m.__dict__['_parameters'] = {...}: m.v, parameters() and named_parameters() see the new dict"),
+    Case("dict_module_buffers", P, module_buffers, _mod, unpatched=_ITEM,
+         doc="m.__dict__['_buffers'] = {...}: m.b2 and forward() see the new buffers"),
+    Case("dict_module_modules", P, module_modules, _mod_and_linear, unpatched=_ITEM,
+         doc="m.__dict__['_modules'] = {...}: m.lin and forward() see the new submodule"),
+    Case("dict_module_parameters_update", P, module_parameters_update, _mod_and_params, unpatched=_OTHER,
+         doc="m.__dict__.update(_parameters={...})"),
+    Case("dict_ctx_module_parameters", P, ctx_module_parameters, _x_and_params, unpatched=_ITEM,
+         doc="TensorDictParams-like: a module + context manager made in the frame sets _parameters via __dict__"),
+    Case("dict_new_plain", P, new_plain, _x, unpatched=_ITEM,
+         doc="item assignment on the __dict__ of an object made in the frame, which then escapes"),
+    Case("dict_new_plain_update", P, new_plain_update, _x, unpatched=_OTHER,
+         doc="update/pop on the __dict__ of an object made in the frame, which then escapes"),
 )

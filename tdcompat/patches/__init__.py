@@ -9,6 +9,13 @@ from __future__ import annotations
 import importlib
 
 _PATCH_MODULES = (
+    "instance_dict_writes",
+    "instance_dict_vars",
+    "weakref_reconstruct",
+    "skipped_module_init",
+    "mutable_mapping_setattr",
+    "unhashable_module",
+    "module_mapping_dict",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

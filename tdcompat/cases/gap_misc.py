@@ -1,0 +1,181 @@
+"""Failures of the documented tensordict cells outside the three main gaps, in plain Python.
+
+* ``weakref-reconstruct``: a ``weakref.ref`` made in the compiled region that
+  leaves it (stored on an object, returned). tensordict 0.7 does exactly this:
+  ``out._last_op = (name, (args, kwargs, weakref.ref(self)))``.
+* ``skipped-module-init``: an ``nn.Module`` built in the compiled region by a class
+  whose ``__init__`` calls ``nn.Module.__init__(self)`` explicitly, as
+  ``TensorDictParams.__init__`` does in tensordict 0.8-0.14 (reached from
+  ``to_module`` via ``copy()`` -> ``_new_unsafe``).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+from torch import nn
+
+from .harness import GRAPH_BREAK, Case, Expect
+
+WEAKREF = ("weakref-reconstruct",)
+MODULE_INIT = ("skipped-module-init",)
+
+#: Measured without tdcompat: 2.5.1 cannot call weakref.ref in the compiled region
+#: (``unsupported builtin None.ReferenceType.__new__``); 2.6.0 cannot rebuild it
+#: (``reconstruct: WeakRefVariable()``); 2.7.1 on: ok.
+WEAKREF_ESCAPES = (Expect("<2.7", GRAPH_BREAK),)
+#: ``patched_init`` is skipped on every release measured (2.5.1 ... 2.15.0).
+MODULE_INIT_SKIPPED = (Expect(">=2.5", GRAPH_BREAK),)
+
+
+class Node:
+    """A plain object that can be weakly referenced."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Holder:
+    """Receives what the compiled function stores."""
+
+    def __init__(self, node):
+        self.node = node
+        self.refs = []
+
+
+def _node_inputs():
+    node = Node(torch.randn(3))
+    return torch.randn(3), Holder(node), node
+
+
+def weakref_stored(x, holder, node):
+    holder.ref = weakref.ref(node)
+    return x + node.value
+
+
+def weakref_last_op(x, holder, node):
+    # tensordict 0.7: out._last_op = (func.__name__, (args, kwargs, weakref.ref(self)))
+    holder.last_op = ("to_module", ((x,), {}, weakref.ref(node)))
+    return x * 2
+
+
+def weakref_in_list(x, holder, node):
+    holder.refs = holder.refs + [weakref.ref(node), weakref.ref(holder)]
+    return x - 1
+
+
+def weakref_returned(x, holder, node):
+    return x + 1, weakref.ref(node)
+
+
+def weakref_new_referent(x, holder, node):
+    made = Node(x * 3)
+    holder.made = made
+    holder.ref = weakref.ref(made)
+    return x + holder.ref().value
+
+
+def _note_death(ref):
+    pass
+
+
+def weakref_with_callback(x, holder, node):
+    holder.ref = weakref.ref(node, _note_death)
+    return x + 1
+
+
+def weakref_called_in_frame(x, holder, node):
+    ref = weakref.ref(node)
+    return x + ref().value
+
+
+class ExplicitInit(nn.Module):
+    """``nn.Module.__init__(self)`` called explicitly, as TensorDictParams 0.8-0.14 does."""
+
+    def __init__(self, weight, scale=2.0):
+        nn.Module.__init__(self)
+        self.weight = weight
+        self.scale = scale
+
+
+class ParamsLike(nn.Module):
+    """The shape of tensordict 0.14's ``TensorDictParams``: ``copy()`` goes through a
+    ``_new_unsafe`` classmethod that builds a new instance with ``__init__``."""
+
+    def __init__(self, weight, *, no_convert=False):
+        nn.Module.__init__(self)
+        self.no_convert = no_convert
+        self.weight = weight if no_convert == "skip" else nn.Parameter(weight)
+
+    @classmethod
+    def _new_unsafe(cls, weight):
+        # tensordict: `if is_compiling(): return TensorDictParams(parameters, no_convert="skip", ...)`
+        return ParamsLike(weight, no_convert="skip")
+
+    def copy(self):
+        return ParamsLike._new_unsafe(self.weight)
+
+
+class SuperInit(nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = weight
+
+
+def _module_inputs():
+    return torch.randn(3), nn.Parameter(torch.randn(3)), []
+
+
+def _params_like_inputs():
+    return torch.randn(3), None, [ParamsLike(torch.randn(3))]
+
+
+def module_made_in_frame(x, weight, out):
+    m = ExplicitInit(weight)
+    return x * m.scale + m.weight
+
+
+def module_made_and_kept(x, weight, out):
+    m = ExplicitInit(weight, scale=3.0)
+    out.append(m)
+    return x + m.weight
+
+
+def module_copy_new_unsafe(x, _, out):
+    swap = out[0].copy()
+    out.append(swap)
+    return x * swap.weight
+
+
+def module_super_init_control(x, weight, out):
+    m = SuperInit(weight)
+    out.append(m)
+    return x + m.weight
+
+
+CASES = (
+    Case("misc_weakref_stored", WEAKREF, weakref_stored, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="holder.ref = weakref.ref(node) in the compiled region"),
+    Case("misc_weakref_last_op", WEAKREF, weakref_last_op, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="tensordict 0.7's _last_op tuple holding weakref.ref(self)"),
+    Case("misc_weakref_in_list", WEAKREF, weakref_in_list, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="weak references in a list stored on an input"),
+    Case("misc_weakref_returned", WEAKREF, weakref_returned, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="a weak reference made in the compiled region is returned"),
+    Case("misc_weakref_new_referent", WEAKREF, weakref_new_referent, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="weak reference to an object made in the compiled region, both stored"),
+    Case("misc_weakref_callback", WEAKREF, weakref_with_callback, _node_inputs, unpatched=WEAKREF_ESCAPES,
+         doc="weakref.ref(node, callback) stored (2.6 drops the callback at the call)"),
+    Case("misc_weakref_called_in_frame", WEAKREF, weakref_called_in_frame, _node_inputs,
+         unpatched=(Expect("<2.6", GRAPH_BREAK),),
+         doc="weakref.ref(node)() without escaping: only 2.5 cannot make the reference"),
+    Case("misc_module_init_in_frame", MODULE_INIT, module_made_in_frame, _module_inputs,
+         unpatched=MODULE_INIT_SKIPPED, doc="nn.Module.__init__(self) in a module built in the compiled region"),
+    Case("misc_module_init_kept", MODULE_INIT, module_made_and_kept, _module_inputs,
+         unpatched=MODULE_INIT_SKIPPED, doc="the module built with nn.Module.__init__(self) leaves the region"),
+    Case("misc_module_init_new_unsafe", MODULE_INIT, module_copy_new_unsafe, _params_like_inputs,
+         unpatched=MODULE_INIT_SKIPPED, doc="tensordict 0.14's copy() -> _new_unsafe -> __init__ shape"),
+    Case("misc_module_init_super_control", (), module_super_init_control, _module_inputs,
+         doc="control: super().__init__() is traced natively on every release"),
+)

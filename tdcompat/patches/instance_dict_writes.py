@@ -1,0 +1,338 @@
+"""Writes to an object's attributes through its ``__dict__`` (gap 3, issue 5).
+
+Root cause. Dynamo does not model ``obj.__dict__`` as a dictionary: for a user
+object (``UserDefinedObjectVariable`` and its subclasses
+``UnspecializedNNModuleVariable``, ``MutableMappingVariable`` and
+``GenericContextWrappingVariable``) ``var_getattr(tx, "__dict__")`` returns
+``GetAttrVariable(obj, "__dict__")``, an indirection whose ``call_method`` in
+``torch/_dynamo/variables/misc.py`` (``GetAttrVariable.call_method``) only knows
+the reads ``__getitem__``/``get``/``__contains__``, which it answers from the
+object's attribute state (the side-effects table first, then the real object).
+Every write falls through to ``VariableTracker.call_method`` and graph-breaks:
+
+* torch 2.5, 2.6: every write (``__setitem__``, ``update``, ``setdefault``,
+  ``pop``, ``__delitem__``) is ``Unsupported: call_method GetAttrVariable(...,
+  __dict__) __setitem__ ...``. This is the failure of tensordict's
+  ``TensorDictParams.__init__`` (``self.__dict__["_parameters"] = ...``) when a
+  ``TensorDictParams`` is built inside the compiled region (by ``td.to_module``
+  -> ``copy()`` -> ``clone()``), where Dynamo tracks it as a
+  ``GenericContextWrappingVariable``. (2.6's ``MutableMappingVariable.var_getattr``
+  returns a real ``ConstDictVariable`` for the ``__dict__`` of an input
+  mapping, so mappings passed in already work there.)
+* torch 2.7 - 2.12: pytorch/pytorch#144419 (fixing #143756) added
+  ``__setitem__`` to ``GetAttrVariable.call_method`` (it calls
+  ``UserDefinedObjectVariable.method_setattr_standard(...,
+  directly_update_dict=True)``), but ``update``, ``setdefault``, ``pop`` and
+  ``__delitem__`` still fall through (``Unsupported method call``); #107054
+  had closed ``setdefault`` as won't-fix.
+* torch 2.13: ``__dict__`` became a real dictionary backed by the side-effects
+  table (``DunderDictVariable`` in ``variables/dicts.py``, pytorch/pytorch#174570
+  and #174941); nothing to patch.
+
+``vars(obj)`` is the same dictionary; before 2.9 ``BuiltinVariable`` has no
+``call_vars`` at all (``Unsupported: builtin: vars``). 2.9 added
+``BuiltinVariable.call_vars`` = ``obj.var_getattr(tx, "__dict__")``.
+
+The fix, mirroring what upstream 2.7 does for ``__setitem__``: a write to key
+``k`` of the ``__dict__`` of a tracked user object is an attribute store of
+``k`` on that object (``SideEffects.store_attr``; a deletion stores
+``DeletedVariable``), because the instance dictionary *is* the attribute
+storage. Dynamo's own reads (``obj.k``, ``obj.__dict__[k]``, ``k in
+obj.__dict__``, and ``nn.Module.__getattr__`` consulting a replaced
+``_parameters``/``_buffers``/``_modules``) already look in the side-effects
+table first, and after the frame Dynamo replays the stores with
+``object.__setattr__`` (bypassing ``nn.Module.__setattr__``), which for a key
+without a data descriptor on the class is exactly a ``__dict__`` write.
+
+Two registry entries, on two different methods (two patches wrapping one
+method could not be reverted independently):
+
+* ``instance-dict-writes`` wraps ``GetAttrVariable.call_method`` for
+  ``__setitem__``, ``update``, ``setdefault``, ``pop`` and ``__delitem__`` on
+  ``GetAttrVariable(<user object>, "__dict__")``. Where Dynamo already handles
+  ``__setitem__`` itself (``method_setattr_standard`` has
+  ``directly_update_dict``: 2.7 on) that call is left to Dynamo.
+* ``instance-dict-vars`` wraps ``BuiltinVariable.call_function`` for
+  ``vars(<user object>)`` only, returning what 2.9's ``call_vars`` returns.
+
+Everything else defers to Dynamo: other receivers (class ``__dict__``,
+specialized ``NNModuleVariable``, frozen dataclasses, ...), non-constant keys,
+``update`` from anything but a dict display/kwargs, keys that name a data
+descriptor of the class (graph break: the replay would run the descriptor), and
+objects with a custom ``__getattribute__``. A missing key in ``pop`` without
+default or ``del`` graph-breaks instead of emulating ``KeyError``. Decisions on
+whether a key is present in an input object's ``__dict__`` are guarded
+(``DICT_CONTAINS`` on ``obj.__dict__``).
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+_WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
+
+_cache: dict = {}
+
+
+def _receiver_types():
+    """The VariableTracker classes whose ``__dict__`` is plain attribute storage."""
+    types = _cache.get("types")
+    if types is None:
+        import importlib
+
+        found = []
+        for module, name in (
+            ("user_defined", "UserDefinedObjectVariable"),
+            ("user_defined", "MutableMappingVariable"),
+            ("nn_module", "UnspecializedNNModuleVariable"),
+            ("nn_module", "UnspecializedBuiltinNNModuleVariable"),
+            ("ctx_manager", "GenericContextWrappingVariable"),
+        ):
+            cls = getattr(importlib.import_module(f"torch._dynamo.variables.{module}"), name, None)
+            if cls is not None:
+                found.append(cls)
+        types = _cache["types"] = frozenset(found)
+    return types
+
+
+def _native_setitem() -> bool:
+    """True when Dynamo itself handles ``obj.__dict__[k] = v`` (2.7 on)."""
+    native = _cache.get("native_setitem")
+    if native is None:
+        import inspect
+
+        from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+        params = inspect.signature(UserDefinedObjectVariable.method_setattr_standard).parameters
+        native = _cache["native_setitem"] = "directly_update_dict" in params
+    return native
+
+
+def _bind(args, kwargs, names):
+    """Positional-or-keyword arguments of the wrapped method, or None."""
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in bound:
+            return None
+        bound[key] = value
+    if len(bound) != len(names):
+        return None
+    return [bound[n] for n in names]
+
+
+def _realize(vt):
+    realize = getattr(vt, "realize", None)
+    return realize() if realize is not None else vt
+
+
+def _const_str(vt):
+    try:
+        if vt.is_python_constant():
+            value = vt.as_python_constant()
+            if isinstance(value, str):
+                return value
+    except Exception:  # noqa: BLE001 - not a constant
+        pass
+    return None
+
+
+def _is_data_descriptor(value, key) -> bool:
+    import inspect
+
+    attr = inspect.getattr_static(type(value), key, None)
+    if attr is None:
+        return False
+    kind = type(attr)
+    return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
+
+
+def _guard_contains(tx, obj, key, present) -> None:
+    """Guard that ``key in obj.__dict__`` stays ``present`` (input objects only)."""
+    source = getattr(obj, "source", None)
+    if source is None or tx.output.side_effects.has_pending_mutation_of_attr(obj, key):
+        return
+    import functools
+
+    from torch._dynamo.guards import GuardBuilder
+    from torch._dynamo.source import AttrSource
+
+    try:
+        from torch._dynamo.guards import install_guard
+    except ImportError:  # pragma: no cover - moved in some releases
+        from torch._guards import install_guard  # type: ignore[no-redef]
+    dict_source = AttrSource(source, "__dict__")
+    install_guard(
+        dict_source.make_guard(functools.partial(GuardBuilder.DICT_CONTAINS, key=key, invert=not present))
+    )
+
+
+def _has_key(tx, obj, key) -> bool:
+    present = bool(obj.has_key_in_generic_dict(tx, key))
+    _guard_contains(tx, obj, key, present)
+    return present
+
+
+def _check_key(tx, obj, key) -> None:
+    if _is_data_descriptor(obj.value, key):
+        from ..dynamo_api import graph_break
+
+        graph_break(
+            "__dict__ write shadowed by a data descriptor",
+            f"{obj}.__dict__[{key!r}]",
+            f"{type(obj.value).__qualname__}.{key} is a data descriptor; tdcompat does not model "
+            "instance-dict writes that the descriptor hides",
+        )
+
+
+def _store(tx, obj, key, value) -> None:
+    """``obj.__dict__[key] = value`` as an attribute store (value may be DeletedVariable)."""
+    from torch._dynamo import variables
+
+    from ..dynamo_api import graph_break
+
+    _check_key(tx, obj, key)
+    side_effects = tx.output.side_effects
+    if not side_effects.is_attribute_mutation(obj):
+        graph_break("__dict__ write on an untracked object", f"{obj}.__dict__[{key!r}]",
+                    "Dynamo does not track attribute mutations of this object")
+    if _native_setitem():
+        obj.method_setattr_standard(tx, variables.ConstantVariable.create(key), value, directly_update_dict=True)
+    else:
+        side_effects.store_attr(obj, key, value)
+
+
+def _read(tx, obj, key):
+    """``obj.__dict__[key]`` for a present key, through Dynamo's own read path."""
+    return obj.var_getattr(tx, key)
+
+
+def _missing_key(obj, name, key):
+    from ..dynamo_api import graph_break
+
+    graph_break(
+        "KeyError from a __dict__ write",
+        f"{obj}.__dict__.{name}({key!r})",
+        "the key is not in the instance dictionary; eager raises KeyError",
+    )
+
+
+def _update_items(tx, args, kwargs):
+    """[(key, value VT)] for ``update(mapping_display, **kwargs)``, or None."""
+    from torch._dynamo import variables
+
+    items = []
+    if len(args) > 1:
+        return None
+    if args:
+        other = _realize(args[0])
+        if type(other) is not variables.ConstDictVariable:
+            return None
+        for hashable, value in other.items.items():
+            key = _const_str(getattr(hashable, "vt", hashable))
+            if key is None:
+                return None
+            items.append((key, value))
+    for key, value in kwargs.items():
+        items.append((key, value))
+    return items
+
+
+@fail_safe("instance-dict-writes")
+def _dict_call_method(wrapped, instance, args, kwargs):
+    if getattr(instance, "name", None) != "__dict__":
+        return DEFER
+    bound = _bind(args, kwargs, ("tx", "name", "args", "kwargs"))
+    if bound is None:
+        return DEFER
+    tx, name, call_args, call_kwargs = bound
+    if name not in _WRITES or (name == "__setitem__" and _native_setitem()):
+        return DEFER
+    obj = instance.obj
+    if type(obj) not in _receiver_types():
+        return DEFER
+    from torch._dynamo import variables
+    from torch._dynamo.side_effects import SideEffects
+
+    if not SideEffects.cls_supports_mutation_side_effects(type(obj.value)):
+        return DEFER
+    call_args = list(call_args)
+    call_kwargs = dict(call_kwargs or {})
+    none = variables.ConstantVariable.create(None)
+
+    if name == "update":
+        items = _update_items(tx, call_args, call_kwargs)
+        if items is None:
+            return DEFER
+        for key, value in items:
+            _store(tx, obj, key, value)
+        return none
+
+    if call_kwargs or not call_args:
+        return DEFER
+    key = _const_str(call_args[0])
+    if key is None:
+        return DEFER
+
+    if name == "__setitem__":
+        if len(call_args) != 2:
+            return DEFER
+        _store(tx, obj, key, call_args[1])
+        return none
+    if name == "__delitem__":
+        if len(call_args) != 1:
+            return DEFER
+        if not _has_key(tx, obj, key):
+            _missing_key(obj, name, key)
+        _check_key(tx, obj, key)
+        _store(tx, obj, key, variables.DeletedVariable())
+        return none
+    if name == "setdefault":
+        if len(call_args) > 2:
+            return DEFER
+        if _has_key(tx, obj, key):
+            return _read(tx, obj, key)
+        default = call_args[1] if len(call_args) == 2 else none
+        _store(tx, obj, key, default)
+        return default
+    if name == "pop":
+        if len(call_args) > 2:
+            return DEFER
+        if _has_key(tx, obj, key):
+            _check_key(tx, obj, key)
+            value = _read(tx, obj, key)
+            _store(tx, obj, key, variables.DeletedVariable())
+            return value
+        if len(call_args) == 2:
+            return call_args[1]
+        _missing_key(obj, name, key)
+    return DEFER
+
+
+PATCH = Patch(
+    name="instance-dict-writes",
+    fixes=(
+        "Unsupported: call_method GetAttrVariable(..., __dict__) __setitem__/update/setdefault/pop/__delitem__ "
+        "(e.g. TensorDictParams.__init__: self.__dict__['_parameters'] = ...)"
+    ),
+    upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
+    mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.13)",
+    torch="<2.13",
+    targets=(
+        Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
+               params=("tx", "name", "args", "kwargs")),
+    ),
+    requires=(
+        "torch._dynamo.side_effects:SideEffects.store_attr",
+        "torch._dynamo.side_effects:SideEffects.is_attribute_mutation",
+        "torch._dynamo.side_effects:SideEffects.has_pending_mutation_of_attr",
+        "torch._dynamo.side_effects:SideEffects.cls_supports_mutation_side_effects",
+        "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.has_key_in_generic_dict",
+        "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.method_setattr_standard",
+        "torch._dynamo.variables:DeletedVariable",
+        "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
+    ),
+    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.13) on user objects, modules, mappings, context managers",
+)

@@ -1,0 +1,303 @@
+"""``dict(x)``, ``dict(x, **kw)``, ``{**x}``, ``f(**x)`` and ``list(x.keys())`` for mappings
+that Dynamo tracks as modules or as plain user objects.
+
+CPython reads a mapping that is not a ``dict`` with ``keys()`` then
+``x[key]`` (``PyDict_Merge`` for ``dict(x)``, ``dict.update``, ``DICT_UPDATE``
+in ``{**x}`` and ``DICT_MERGE`` in ``f(**x)``); ``__iter__`` and ``items()`` are
+never consulted. Dynamo (torch/_dynamo/variables/builtin.py
+``BuiltinVariable.call_custom_dict``, torch/_dynamo/polyfills/__init__.py
+``construct_dict``, torch/_dynamo/variables/dicts.py
+``ConstDictVariable.call_method("update")``) does something else per release:
+
+* 2.5, 2.6: ``call_custom_dict`` knows dicts, lists/tuples/iterators of pairs and
+  ``MutableMappingVariable``, whose ``items()`` it inlines and then needs to be a
+  dict or a list; anything else is ``unimplemented``. So a module that is a
+  mapping (``class M(nn.Module, MutableMapping)``, ``TensorDictParams``; both
+  become ``UnspecializedNNModuleVariable``) fails with ``dict():
+  (UnspecializedNNModuleVariable(M),)`` (``LazyVariableTracker()`` on 2.5), a
+  plain mapping that inherits ``items()`` with ``dict():
+  (UserDefinedObjectVariable(ItemsView),)``, and ``dict(x, key=v)`` fails for
+  every non-dict ``x``. ``{**x}``/``f(**x)`` go through ``update``, which
+  calls ``call_custom_dict`` (or refuses modules outright). An ``items()``
+  that disagrees with ``keys()``/``__getitem__`` is silently trusted.
+* 2.7 to 2.9: ``call_custom_dict`` inlines the polyfill ``construct_dict``,
+  which reads ``for key in src: dst[key] = src[key]``: wrong whenever
+  ``__iter__`` is not the keys. ``TensorDict.__iter__`` walks the batch
+  dimension, so ``TensorDict(**TensorDictParams(...))`` fails with
+  ``Observed exception`` (iterating a 0-d TensorDict raises); a mapping whose
+  ``keys()`` differ from iteration silently gets the wrong keys.
+* 2.10 to 2.15: ``construct_dict`` calls ``mutable_mapping_update``, which
+  reads ``data.items()``; right for every mapping whose ``items()`` is
+  ``Mapping.items`` (= iteration + ``__getitem__``) and ``keys()`` is
+  ``Mapping.keys``, wrong when either is overridden and disagrees. From 2.13 on
+  ``ConstDictVariable`` ``update`` (``{**x}``, ``f(**x)``) itself follows
+  ``keys()`` + ``__getitem__``; ``dict(x)`` still goes through the polyfill.
+* 2.5 to 2.8 also cannot run ``list(view)``/``tuple(view)`` over the
+  ``KeysView``/``ValuesView``/``ItemsView`` objects that ``Mapping.keys()``
+  etc. return (``builtin: list [UserDefinedObjectVariable] False`` /
+  ``Failed to trace builtin operator``; 2.9 added
+  ``UserDefinedObjectVariable.has_force_unpack_var_sequence``). ``for k in
+  x.keys()``, ``len(x)`` and ``k in x`` already work.
+
+Upstream: pytorch/pytorch#141118 (TensorDictParams, multiple inheritance
+nn.Module/MutableMapping). The FIXME in 2.10+ ``mutable_mapping_update`` names
+the ``keys()`` branch CPython has and the polyfill does not.
+
+The patch routes the read of a non-``dict`` ``collections.abc.Mapping`` that is
+tracked as a ``UserDefinedObjectVariable`` (this includes
+``UnspecializedNNModuleVariable`` and ``MutableMappingVariable``) through a small
+function that Dynamo inlines like any user code and that does what CPython does:
+``for key in data.keys(): out[key] = data[key]``, then the keyword arguments.
+The result is an ordinary traced dict (``ConstDictVariable``), so later reads
+and writes on it behave as in eager and the source mapping is not touched.
+
+* ``BuiltinVariable.call_function``, only where Dynamo has no ``construct_dict``
+  polyfill (2.5, 2.6): ``dict(x)`` / ``dict(x, **kw)``; and, where Dynamo
+  cannot unpack the view (2.5-2.8), ``list(view)`` / ``tuple(view)`` for a
+  mapping view, by iterating it in inlined code.
+* ``ConstDictVariable.call_method("update")``, only without ``construct_dict``
+  (2.5, 2.6): ``{**x}``, ``f(**x)``, ``d.update(x)``.
+* ``InstructionTranslatorBase.inline_user_function_return`` of
+  ``polyfills.construct_dict(dict, x, **kw)`` (2.7+, reached by ``dict(x)`` and,
+  before 2.13, by ``update``): taken over only when ``type(x)`` overrides
+  ``keys`` or ``items`` (then Dynamo's read can differ from CPython's); a
+  mapping that inherits both is read identically by Dynamo and is left alone.
+
+Left alone: dict subclasses and ``OrderedDict(x)``/``defaultdict(...)``
+(``cls`` other than ``dict``); modules tracked as ``NNModuleVariable`` (a
+mapping module is always "dynamic", i.e. ``UnspecializedNNModuleVariable``,
+unless ``inline_inbuilt_nn_modules`` is off on 2.5/2.6); duplicate or non-string
+keys in ``f(**x)`` are merged like ``{**x}`` (Dynamo does not raise the
+``TypeError`` CPython raises, patched or not). An unhashable module that is a
+mapping additionally needs the "unhashable-module" patch.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+NAME = "module-mapping-dict"
+
+
+# -- the functions Dynamo inlines (plain Python, CPython's protocol) ------------
+
+
+def tdcompat_dict_from_mapping(data, /, **kwargs):
+    """``dict(data, **kwargs)`` for a mapping ``data``, as ``PyDict_Merge`` reads it."""
+    out = {}
+    for key in data.keys():
+        out[key] = data[key]
+    for key, value in kwargs.items():
+        out[key] = value
+    return out
+
+
+def tdcompat_update_from_mapping(dst, data, /, **kwargs):
+    """``dst.update(data, **kwargs)`` for a mapping ``data``."""
+    for key in data.keys():
+        dst[key] = data[key]
+    for key, value in kwargs.items():
+        dst[key] = value
+
+
+def tdcompat_list_of(iterable):
+    out = []
+    for item in iterable:
+        out.append(item)
+    return out
+
+
+def tdcompat_tuple_of(iterable):
+    return tuple(tdcompat_list_of(iterable))
+
+
+# -- predicates -------------------------------------------------------------------
+
+_env = None
+
+
+def _load():
+    """(UserDefinedObjectVariable, LazyVariableTracker, UserFunctionVariable,
+    construct_dict or None, Mapping, views)."""
+    global _env
+    if _env is None:
+        from collections.abc import ItemsView, KeysView, Mapping, ValuesView
+
+        from torch._dynamo import polyfills
+        from torch._dynamo.variables.functions import UserFunctionVariable
+        from torch._dynamo.variables.lazy import LazyVariableTracker
+        from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+        _env = (
+            UserDefinedObjectVariable,
+            LazyVariableTracker,
+            UserFunctionVariable,
+            getattr(polyfills, "construct_dict", None),
+            Mapping,
+            (KeysView, ValuesView, ItemsView),
+        )
+    return _env
+
+
+def _peek(vt):
+    """The Python object behind ``vt`` without realizing a lazy tracker."""
+    udo, lazy = _load()[:2]
+    if isinstance(vt, lazy):
+        if not vt.is_realized():
+            return vt._cache.value, True
+        vt = vt.unwrap()
+    if isinstance(vt, udo):
+        return vt.value, True
+    return None, False
+
+
+def _mapping_object(vt):
+    """The realized tracker if ``vt`` is a non-dict Mapping tracked as a user object."""
+    _, _, _, _, mapping, _ = _load()
+    value, known = _peek(vt)
+    if not known or isinstance(value, dict) or not isinstance(value, mapping):
+        return None
+    realized = vt.realize() if hasattr(vt, "realize") else vt
+    return realized if isinstance(realized, _load()[0]) else None
+
+
+def _protocol_may_differ(value) -> bool:
+    """Dynamo's own read (iteration, or ``items()``) can differ from CPython's
+    ``keys()`` + ``__getitem__`` only when the type overrides one of them."""
+    mapping = _load()[4]
+    cls = type(value)
+    return getattr(cls, "keys", None) is not mapping.keys or getattr(cls, "items", None) is not mapping.items
+
+
+def _inline(tx, fn, args, kwargs):
+    function_variable = _load()[2]
+    return tx.inline_user_function_return(function_variable(fn), list(args), dict(kwargs))
+
+
+# -- handlers -------------------------------------------------------------------------
+
+
+@fail_safe(NAME)
+def _builtin_call_function(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_function(tx, args, kwargs)`` for ``dict``, ``list``, ``tuple``."""
+    fn = getattr(instance, "fn", None)
+    if fn is not dict and fn is not list and fn is not tuple:
+        return DEFER
+    if len(args) != 3 or kwargs:
+        return DEFER
+    tx, call_args, call_kwargs = args
+    if not isinstance(call_args, (list, tuple)) or len(call_args) != 1:
+        return DEFER
+    call_kwargs = call_kwargs or {}
+    if fn is dict:
+        if _load()[3] is not None:
+            return DEFER  # 2.7+: dict() inlines construct_dict, handled there
+        data = _mapping_object(call_args[0])
+        if data is None:
+            return DEFER
+        return _inline(tx, tdcompat_dict_from_mapping, [data], call_kwargs)
+    # list(view) / tuple(view)
+    if call_kwargs:
+        return DEFER
+    udo, views = _load()[0], _load()[5]
+    value, known = _peek(call_args[0])
+    if not known or not isinstance(value, views):
+        return DEFER
+    view = call_args[0].realize() if hasattr(call_args[0], "realize") else call_args[0]
+    if not isinstance(view, udo) or view.has_force_unpack_var_sequence(tx):
+        return DEFER
+    return _inline(tx, tdcompat_list_of if fn is list else tdcompat_tuple_of, [view], {})
+
+
+@fail_safe(NAME)
+def _dict_call_method(wrapped, instance, args, kwargs):
+    """``ConstDictVariable.call_method(tx, "update", [x], kwargs)`` (2.5, 2.6)."""
+    if len(args) != 4 or kwargs or args[1] != "update":
+        return DEFER
+    if _load()[3] is not None:
+        return DEFER  # 2.7+: update goes through construct_dict (or is right, 2.13+)
+    tx, _, call_args, call_kwargs = args
+    if not isinstance(call_args, (list, tuple)) or len(call_args) != 1:
+        return DEFER
+    try:
+        if not issubclass(instance.python_type(), dict):
+            return DEFER  # SetVariable and friends share this method
+    except NotImplementedError:
+        return DEFER
+    data = _mapping_object(call_args[0])
+    if data is None:
+        return DEFER
+    return _inline(tx, tdcompat_update_from_mapping, [instance, data], call_kwargs or {})
+
+
+@fail_safe(NAME)
+def _inline_user_function_return(wrapped, instance, args, kwargs):
+    """``tx.inline_user_function_return(fn, args, kwargs)`` of ``polyfills.construct_dict`` (2.7+)."""
+    construct_dict = _load()[3]
+    fn = args[0] if args else kwargs.get("fn")
+    if construct_dict is None or getattr(fn, "fn", None) is not construct_dict:
+        return DEFER
+    call_args = args[1] if len(args) > 1 else kwargs.get("args")
+    call_kwargs = args[2] if len(args) > 2 else kwargs.get("kwargs")
+    if not isinstance(call_args, (list, tuple)) or len(call_args) != 2:
+        return DEFER
+    cls_vt, data_vt = call_args
+    try:
+        if cls_vt.as_python_constant() is not dict:
+            return DEFER
+    except Exception:  # noqa: BLE001 - not a constant: a dict subclass or unknown
+        return DEFER
+    value, known = _peek(data_vt)
+    if not known or not _protocol_may_differ(value):
+        return DEFER
+    data = _mapping_object(data_vt)
+    if data is None:
+        return DEFER
+    return _inline(instance, tdcompat_dict_from_mapping, [data], call_kwargs or {})
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes=(
+        "Unsupported: dict(): (UnspecializedNNModuleVariable(TensorDictParams),) / (UserDefinedObjectVariable(ItemsView),) "
+        "on 2.5-2.6; Observed exception for TensorDict(**TensorDictParams(...)) on 2.7-2.9; dict(x) ignoring x.keys() "
+        "(2.7+); list(x.keys()) 'Failed to trace builtin operator' on 2.5-2.8"
+    ),
+    upstream=(
+        "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_custom_dict; torch/_dynamo/polyfills/__init__.py: "
+        "construct_dict / mutable_mapping_update; torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method('update')"
+    ),
+    mirrors="pytorch/pytorch#141118 (TensorDictParams: nn.Module + MutableMapping); CPython PyDict_Merge protocol",
+    torch=">=2.5",
+    targets=(
+        Target(
+            "torch._dynamo.variables.builtin",
+            "BuiltinVariable",
+            "call_function",
+            _builtin_call_function,
+            params=("tx", "args", "kwargs"),
+        ),
+        Target(
+            "torch._dynamo.variables.dicts",
+            "ConstDictVariable",
+            "call_method",
+            _dict_call_method,
+            inherited=True,
+            params=("tx", "name", "args", "kwargs"),
+        ),
+        Target(
+            "torch._dynamo.symbolic_convert",
+            "InstructionTranslatorBase",
+            "inline_user_function_return",
+            _inline_user_function_return,
+            params=("fn", "args", "kwargs"),
+        ),
+    ),
+    requires=(
+        "torch._dynamo.variables.functions:UserFunctionVariable",
+        "torch._dynamo.variables.lazy:LazyVariableTracker",
+        "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
+    ),
+    summary="dict()/**/views over non-dict mappings (modules, TensorDictParams, user MutableMappings) read as CPython does",
+)

@@ -1,0 +1,163 @@
+"""Modules that are unhashable (``class M(nn.Module, Mapping)`` without ``__hash__``).
+
+``collections.abc.Mapping`` defines ``__eq__`` and sets ``__hash__ = None``, and
+``nn.Module`` defines neither, so ``class M(nn.Module, MutableMapping)`` is
+unhashable unless it defines ``__hash__`` itself. Eager code that does not walk
+the module tree works (``dict(m)``, ``m["a"]``, ``m(x)``); ``m.parameters()``,
+``m.named_modules()`` and friends raise ``TypeError: unhashable type``, because
+``Module.named_modules`` keeps a ``memo`` *set* of modules
+(torch/nn/modules/module.py: ``if self not in memo: memo.add(self)``). Upstream:
+pytorch/pytorch#110959 (open); PR #133972 (id()-based memo in ``named_modules``,
+closed unmerged).
+
+Dynamo walks that tree on its own while it wraps any module it meets with a
+source (torch/_dynamo/variables/builder.py, ``VariableBuilder.wrap_module``,
+branch ``mutation_guard.is_dynamic_nn_module(value, ...)``, which every user
+module takes with the default ``inline_inbuilt_nn_modules=True``): it marks
+every parameter and buffer as a static input.
+
+* 2.5, 2.6: ``for p in value.parameters(): self.mark_static_input(p, ...)``;
+  the ``TypeError`` escapes tracing (``ArgsMismatchError: unhashable type`` /
+  an internal error), under ``fullgraph=True`` and without it.
+* 2.7 to 2.15: ``for _, p in value.named_parameters(): ...`` inside
+  ``try/except TypeError: raise_observed_exception(...)``, so the user sees
+  ``Unsupported: Observed exception ... TypeError("unhashable type: 'M'")``.
+
+So *any* use of such a module in compiled code fails, not only ``dict(m)``,
+although the user's own code never hashes it. (A hashable module containing
+an unhashable submodule fails the same way, from the parent's walk.)
+
+The patch wraps ``VariableBuilder.wrap_module``. When the module tree under
+``value`` (walked through ``_modules`` with an ``id()`` memo) holds an
+unhashable module, the original ``wrap_module`` runs with a
+``named_modules`` entry in the instance ``__dict__`` of ``value`` that yields
+what ``Module.named_modules`` yields, with an ``id()``-based memo; the entry is
+removed again before ``wrap_module`` returns (or raises). ``named_parameters``/
+``parameters``/``named_buffers``/``buffers`` reach the tree only through
+``self.named_modules(...)``, so Dynamo's walk sees the same parameters and
+buffers, in the same order, as for a hashable module; it still runs only when
+``named_parameters`` is not overridden (2.7+ check against
+``og_module_named_parameters_fn_ptr``), which the instance entry leaves alone.
+Everything else (hashable trees, the common case) is deferred after an
+``id()`` walk of ``_modules``.
+
+Left alone: the compiled function calling ``m.parameters()`` itself still
+raises ``TypeError`` exactly as eager does. During the original ``wrap_module``
+(compile time only) another thread calling ``m.named_modules()`` on the very
+same object would get the id()-memo walk instead of ``TypeError``.
+
+The upstream fix (``docs/upstream/unhashable-module-mapping.md``) is to walk
+with an id()-based memo in ``wrap_module`` itself.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+NAME = "unhashable-module"
+
+_hashable_types: dict = {}
+
+
+def _is_hashable_type(cls) -> bool:
+    known = _hashable_types.get(cls)
+    if known is None:
+        known = _hashable_types[cls] = getattr(cls, "__hash__", None) is not None
+    return known
+
+
+def _tree_has_unhashable(root) -> bool:
+    """Walk ``_modules`` by id; True if any module in the tree is unhashable."""
+    seen = set()
+    stack = [root]
+    while stack:
+        module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        if not _is_hashable_type(type(module)):
+            return True
+        children = getattr(module, "_modules", None)
+        if children:
+            stack.extend(child for child in children.values() if child is not None)
+    return False
+
+
+def _named_modules_by_id(root):
+    """``root.named_modules`` with an ``id()`` memo (same order, same names)."""
+
+    def named_modules(memo=None, prefix="", remove_duplicate=True):
+        seen = set()
+
+        def walk(module, prefix):
+            if id(module) in seen:
+                return
+            if remove_duplicate:
+                seen.add(id(module))
+            yield prefix, module
+            for name, child in module._modules.items():
+                if child is None:
+                    continue
+                yield from walk(child, prefix + ("." if prefix else "") + name)
+
+        return walk(root, prefix)
+
+    return named_modules
+
+
+@fail_safe(NAME)
+def _wrap_module(wrapped, instance, args, kwargs):
+    """``VariableBuilder.wrap_module(value)``: let Dynamo's parameter walk run
+    over a tree holding an unhashable module."""
+    value = args[0] if args else kwargs.get("value")
+    children = getattr(value, "_modules", None)
+    if children is None:
+        return DEFER
+    if _is_hashable_type(type(value)) and not children:
+        return DEFER
+    if not _tree_has_unhashable(value):
+        return DEFER
+    attrs = getattr(value, "__dict__", None)
+    if not isinstance(attrs, dict) or "named_modules" in attrs:
+        return DEFER
+    entry = attrs["named_modules"] = _named_modules_by_id(value)
+    try:
+        return wrapped(*args, **kwargs)
+    finally:
+        if attrs.get("named_modules") is entry:
+            del attrs["named_modules"]
+
+
+def _still_broken() -> bool:
+    """For a pre-release: the dynamic-module branch still walks the tree with
+    ``named_parameters()``/``parameters()`` (hash-based memo)."""
+    import inspect
+
+    from torch._dynamo.variables.builder import VariableBuilder
+
+    source = inspect.getsource(VariableBuilder.wrap_module)
+    return "value.named_parameters()" in source or "value.parameters()" in source
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes=(
+        "TypeError: unhashable type: 'M' (Unsupported: Observed exception on 2.7+) for any use of an "
+        "nn.Module that is also a Mapping without __hash__"
+    ),
+    upstream="torch/_dynamo/variables/builder.py: VariableBuilder.wrap_module (static-input walk over named_parameters/named_buffers)",
+    mirrors="pytorch/pytorch#110959 (named_buffers() on unhashable module), closed PR #133972; docs/upstream/unhashable-module-mapping.md",
+    torch=">=2.5",
+    targets=(
+        Target(
+            "torch._dynamo.variables.builder",
+            "VariableBuilder",
+            "wrap_module",
+            _wrap_module,
+            params=("value",),
+        ),
+    ),
+    probe=_still_broken,
+    summary="modules that are unhashable (nn.Module + Mapping without __hash__) can be used in compiled code",
+)
