@@ -46,7 +46,7 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
         value = obj.detach()
         return ("tensor", type(obj).__name__, value.dtype, tuple(value.shape), obj.requires_grad, value.clone())
     if isinstance(obj, weakref.ref):
-        return ("weakref", snapshot(obj(), d, seen))
+        return ("weakref", snapshot(obj(), d, seen), snapshot(obj.__callback__, d, seen))
     if isinstance(obj, dict):
         return (type(obj).__qualname__, {k: snapshot(v, d, seen) for k, v in obj.items()})
     if isinstance(obj, (list, tuple)):
