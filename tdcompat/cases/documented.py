@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, Case, Expect
 
 
 def _module_with_params():
@@ -79,10 +79,13 @@ CASES = (
     ),
     Case(
         "cell2_to_module_plain_tensordict",
-        ("mutable-mapping-setattr",),
+        ("mutable-mapping-setattr", "weakref-reconstruct"),
         _swap_and_add,
         _cell2_inputs,
-        unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.9", WRONG_RESULT)),
+        # On 2.6-2.8 the lost write is tensordict's private ``_last_op``, which the
+        # snapshot does not compare (see snapshot._tensordict_snapshot); the loss
+        # itself is proven by the pure-Python cases in gap_setattr.
+        unpatched=(Expect("<2.6", GRAPH_BREAK),),
         needs_tensordict=True,
         backends=TD,
         doc="`with td.to_module(module)` for a plain TensorDict: setattr(MutableMappingVariable(TensorDict), _last_op, ...)",

@@ -357,16 +357,17 @@ def _cases():
             doc="dict(x) for a mapping whose items() differ from keys()/__getitem__",
         )
     )
-    out.append(
-        Case(
-            "gap_dict_keys_disagree",
-            P,
-            dict_only,
-            _keys_disagree,
-            unpatched=UNPATCHED.get(("keys_disagree", "dict_only"), ()),
-            doc="dict(x) for a mapping whose keys() are a subset of its iteration",
+    for pattern, fn in (("dict_only", dict_only), ("brace_unpack", brace_unpack), ("call_unpack", call_unpack)):
+        out.append(
+            Case(
+                "gap_dict_keys_disagree" + ("" if pattern == "dict_only" else f"_{pattern}"),
+                P,
+                fn,
+                _keys_disagree,
+                unpatched=UNPATCHED.get(("keys_disagree", pattern), ()),
+                doc=f"{pattern} for a mapping whose keys() are a subset of its iteration",
+            )
         )
-    )
     return tuple(out)
 
 

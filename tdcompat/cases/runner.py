@@ -34,6 +34,10 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*", help="case names (default: all)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    if not args.patched:
+        # This module lives inside tdcompat, whose import registered the hook; the
+        # hook reads the setting when Dynamo is imported, which is below.
+        os.environ["TDCOMPAT_DISABLE"] = "*"
     if args.patched:
         import tdcompat  # noqa: F401
     import torch  # noqa: F401

@@ -9,8 +9,13 @@ This entry does exactly that, for the receivers of ``instance-dict-writes``
 (user objects, unspecialized nn.Modules, MutableMappings, context managers);
 everything else (``vars()`` without argument, modules, classes, ...) defers.
 The writes through the dictionary it returns are ``instance-dict-writes``'s.
-It is a separate entry because its range differs (<2.9) and it wraps another
-method (``BuiltinVariable.call_function``; ``call_vars`` does not exist to wrap).
+
+It is a separate entry because its range differs (<2.9). It wraps
+``InstructionTranslatorBase.call_function`` (torch/_dynamo/symbolic_convert.py),
+where every traced call is dispatched, and acts only when the callee is the
+``BuiltinVariable`` of ``vars``: there is no ``call_vars`` to wrap before 2.9, and
+``BuiltinVariable.call_function`` is already wrapped by ``module-mapping-dict``
+(two entries on one method cannot be reverted independently by the installer).
 """
 
 from __future__ import annotations
@@ -20,31 +25,51 @@ from ..wrappers import DEFER, fail_safe
 from .instance_dict_writes import _bind, _realize, _receiver_types
 
 
+_BUILTIN = []
+
+
+def _builtin_variable():
+    if not _BUILTIN:
+        from torch._dynamo.variables.builtin import BuiltinVariable
+
+        _BUILTIN.append(BuiltinVariable)
+    return _BUILTIN[0]
+
+
 @fail_safe("instance-dict-vars")
-def _builtin_call_function(wrapped, instance, args, kwargs):
-    if getattr(instance, "fn", None) is not vars:
+def _call_function(wrapped, instance, args, kwargs):
+    """``InstructionTranslatorBase.call_function(fn, args, kwargs)`` for ``fn`` = builtin ``vars``."""
+    fn = args[0] if args else kwargs.get("fn")
+    if type(fn) is not _builtin_variable() or fn.fn is not vars:
         return DEFER
-    bound = _bind(args, kwargs, ("tx", "args", "kwargs"))
+    bound = _bind(args, kwargs, ("fn", "args", "kwargs"))
     if bound is None:
         return DEFER
-    tx, call_args, call_kwargs = bound
+    _, call_args, call_kwargs = bound
     if call_kwargs or len(call_args) != 1:
         return DEFER
     obj = _realize(call_args[0])
     if type(obj) not in _receiver_types():
         return DEFER
-    return obj.var_getattr(tx, "__dict__")
+    # What BuiltinVariable.call_vars does from 2.9 on.
+    instance.push(obj.var_getattr(instance, "__dict__"))
+    return None
 
 
 PATCH = Patch(
     name="instance-dict-vars",
-    fixes="Unsupported: builtin: vars [UserDefinedObjectVariable] / Failed to trace builtin operator vars",
-    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_function (call_vars from 2.9)",
+    fixes="Unsupported: builtin: vars [<class '...UserDefinedObjectVariable'>] False (2.5-2.6); "
+    "Failed to trace builtin operator vars (2.7-2.8)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable (no call_vars before 2.9)",
     mirrors="BuiltinVariable.call_vars of torch 2.9",
     torch="<2.9",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_function", _builtin_call_function,
-               params=("tx", "args", "kwargs")),
+        Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", "call_function", _call_function,
+               params=("fn", "args", "kwargs")),
     ),
-    summary="vars(obj) on user objects, modules, mappings, context managers is obj.__dict__",
+    requires=(
+        "torch._dynamo.variables.builtin:BuiltinVariable",
+        "torch._dynamo.symbolic_convert:InstructionTranslatorBase.push",
+    ),
+    summary="vars(obj) on user objects, modules, mappings and context managers is obj.__dict__",
 )

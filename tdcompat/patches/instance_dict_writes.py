@@ -44,16 +44,18 @@ table first, and after the frame Dynamo replays the stores with
 ``object.__setattr__`` (bypassing ``nn.Module.__setattr__``), which for a key
 without a data descriptor on the class is exactly a ``__dict__`` write.
 
-Two registry entries, on two different methods (two patches wrapping one
-method could not be reverted independently):
+Two registry entries, on two different methods (the installer cannot revert
+two entries that wrap one method independently):
 
-* ``instance-dict-writes`` wraps ``GetAttrVariable.call_method`` for
-  ``__setitem__``, ``update``, ``setdefault``, ``pop`` and ``__delitem__`` on
-  ``GetAttrVariable(<user object>, "__dict__")``. Where Dynamo already handles
+* ``instance-dict-writes`` (this module, torch <2.13) wraps
+  ``GetAttrVariable.call_method`` for ``__setitem__``, ``update``,
+  ``setdefault``, ``pop`` and ``__delitem__`` on
+  ``GetAttrVariable(<user object>, "__dict__")``. Where Dynamo handles
   ``__setitem__`` itself (``method_setattr_standard`` has
-  ``directly_update_dict``: 2.7 on) that call is left to Dynamo.
-* ``instance-dict-vars`` wraps ``BuiltinVariable.call_function`` for
-  ``vars(<user object>)`` only, returning what 2.9's ``call_vars`` returns.
+  ``directly_update_dict``: 2.7 on) that call is left to Dynamo, and the
+  other writes store through that same method, as upstream's ``__setitem__`` does.
+* ``instance-dict-vars`` (``instance_dict_vars.py``, torch <2.9): ``vars(<user
+  object>)`` returns what 2.9's ``BuiltinVariable.call_vars`` returns.
 
 Everything else defers to Dynamo: other receivers (class ``__dict__``,
 specialized ``NNModuleVariable``, frozen dataclasses, ...), non-constant keys,
