@@ -123,9 +123,11 @@ def test_malformed_strict_value_warns():
 
 
 MISSING_INTERNAL = """
-    import json, warnings, importlib
+    import json, os, warnings, importlib
     warnings.simplefilter("always")
     import torch, torch._dynamo
+    os.environ["TDCOMPAT_DISABLE"] = "*"  # find the victim before anything is applied
+    import tdcompat
     from tdcompat.patches import ALL_PATCHES
     from tdcompat.versions import needed, parse_torch_version
     victim = next(p for p in ALL_PATCHES if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
@@ -134,8 +136,9 @@ MISSING_INTERNAL = """
     owner_name = target.owner.split(".")[0]
     setattr(module, owner_name + "Renamed", getattr(module, owner_name))
     delattr(module, owner_name)  # simulate an upstream rename
+    del os.environ["TDCOMPAT_DISABLE"]
     with warnings.catch_warnings(record=True) as caught:
-        import tdcompat
+        tdcompat.patch()
     states = {s.name: [s.state.value, s.reason] for s in tdcompat.status()}
     @torch.compile(fullgraph=True, backend="eager")
     def f(x):
