@@ -50,10 +50,11 @@ def install(session: nox.Session, minor: str, tensordict: str = "") -> None:
     session.install(f"torch=={torch_version}")
     # tensordict 0.6/0.7 pin one torch and later ones may ask for a newer one: never let it move torch.
     session.install("--no-deps", f"tensordict=={tensordict}")
-    deps = session.run("python", "-c", TENSORDICT_DEPS, silent=True).split()
+    run_install = getattr(session, "run_install", None) or session.run_always  # also under --install-only
+    deps = run_install("python", "-c", TENSORDICT_DEPS, silent=True).split()
     session.install(*deps, "wrapt", "packaging", "pytest", "pytest-xdist", "pytest-random-order")
     session.install("--no-deps", "-e", ".")
-    session.run("python", "-c", "import torch, tensordict, tdcompat; print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
+    run_install("python", "-c", "import torch, tensordict, tdcompat; print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
 
 
 def _tests_session(minor: str):
