@@ -297,6 +297,11 @@ def views(x):
     return keys, looped, values, items, scaled, len(x), "a" in x, "zz" in x
 
 
+def use_module(x):
+    x = _get(x)
+    return x["a"] * x.scale + x["b"]
+
+
 def dict_only(x):
     d = dict(x)
     d["sum"] = d["a"] + d["b"]
@@ -326,9 +331,37 @@ _PATTERNS = (
     ("views", views, "x.keys(), x.values(), x.items(), len(x), k in x"),
 )
 
-#: Measured unpatched outcomes, per (kind, pattern); filled from the runs on
-#: t251, t260, t281, t291, t2100, t2130, t2150 (see the report for issue 4).
-UNPATCHED = {}
+#: Unpatched outcomes per (kind, pattern), measured (eager and aot_eager alike) on
+#: torch 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0, 2.13.0 and 2.15.0
+#: (tensordict 0.6.2, 0.7.2, 0.14.3 up to 2.10, 0.15.3 from 2.11). 2.12 has no
+#: environment: where a boundary falls between 2.11 and 2.13 it is put at 2.13.
+_BEFORE_CONSTRUCT_DICT = (Expect("<2.7", GRAPH_BREAK),)  # 2.5/2.6 call_custom_dict: unimplemented
+_VIEWS_NOT_UNPACKABLE = (Expect("<2.9", GRAPH_BREAK),)  # list(KeysView(...)): 2.9 unpacks user iterables
+_ITERATES_SRC = (Expect(">=2.7,<2.10", GRAPH_BREAK),)  # construct_dict: `for key in src`
+_ALWAYS = (Expect(">=2.5", GRAPH_BREAK),)
+
+UNPATCHED = {
+    **{(kind, p): _BEFORE_CONSTRUCT_DICT for kind in ("hmod", "plain")
+       for p in ("dict_then_write", "dict_with_kwargs", "brace_unpack", "call_unpack")},
+    ("hmod", "views"): _VIEWS_NOT_UNPACKABLE,
+    ("plain", "views"): _VIEWS_NOT_UNPACKABLE,
+    **{("umod", p): _ALWAYS for p in ("dict_then_write", "dict_with_kwargs", "brace_unpack", "call_unpack", "views")},
+    ("umod", "use_module"): _ALWAYS,
+    # BatchIterMapping overrides items(), which 2.5/2.6 inline; dict(x, k=v) is unimplemented there
+    ("iter", "dict_then_write"): _ITERATES_SRC,
+    ("iter", "dict_with_kwargs"): (Expect("<2.10", GRAPH_BREAK),),
+    ("iter", "brace_unpack"): _ITERATES_SRC,
+    ("iter", "call_unpack"): _ITERATES_SRC,
+    **{("tdp", p): (Expect("<2.10", GRAPH_BREAK),)
+       for p in ("dict_then_write", "dict_with_kwargs", "brace_unpack", "call_unpack")},
+    ("tdp", "views"): _VIEWS_NOT_UNPACKABLE,
+    # 2.5/2.6 inline the overriding items(); 2.7-2.9 iterate; 2.10+ read items() again
+    ("items_disagree", "dict_only"): (Expect("<2.7", WRONG_RESULT), Expect(">=2.10", WRONG_RESULT)),
+    ("keys_disagree", "dict_only"): (Expect("<2.7", GRAPH_BREAK), Expect(">=2.7", WRONG_RESULT)),
+    # 2.13 ConstDictVariable.update reads keys() + __getitem__ itself
+    ("keys_disagree", "brace_unpack"): (Expect("<2.7", GRAPH_BREAK), Expect(">=2.7,<2.13", WRONG_RESULT)),
+    ("keys_disagree", "call_unpack"): (Expect("<2.7", GRAPH_BREAK), Expect(">=2.7,<2.13", WRONG_RESULT)),
+}
 
 
 def _cases():
@@ -347,6 +380,16 @@ def _cases():
                     doc=f"{kind}: {doc}",
                 )
             )
+    out.append(
+        Case(
+            "gap_dict_umod_use_without_dict",
+            ("unhashable-module",),
+            use_module,
+            _umod,
+            unpatched=UNPATCHED.get(("umod", "use_module"), ()),
+            doc="umod: m['a'] * m.scale + m['b'] (no dict(): the module itself cannot be wrapped)",
+        )
+    )
     out.append(
         Case(
             "gap_dict_items_disagree",

@@ -99,6 +99,43 @@ class ParamsCtx(torch.nn.Module):
         return False
 
 
+class InputCtx:
+    """A context manager passed into the compiled function."""
+
+    def __init__(self):
+        self.depth = 0
+        self.log = torch.zeros(3)
+
+    def __enter__(self):
+        self.depth += 1
+        self.__dict__["entered"] = True
+        return self
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        self.log = self.log + 1
+        return False
+
+
+class LockedMapping(Mapping):
+    """tensordict-like: ``unlock_()`` returns self, ``with`` relocks on exit."""
+
+    def __init__(self):
+        super().__init__()
+        self.__dict__["locked"] = True
+
+    def unlock_(self):
+        self.__dict__["locked"] = False
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.__dict__["locked"] = True
+        return False
+
+
 # -- inputs ----------------------------------------------------------------------
 def _plain():
     return torch.randn(3), Plain()
@@ -118,6 +155,14 @@ def _mod_and_params():
 
 def _mod_and_linear():
     return torch.randn(3), Mod(), torch.nn.Linear(3, 3)
+
+
+def _input_ctx():
+    return torch.randn(3), InputCtx()
+
+
+def _locked_mapping():
+    return torch.randn(3), LockedMapping()
 
 
 def _x():
@@ -164,22 +209,22 @@ def vars_setdefault(x, o):
 def pop(x, o):
     a = o.__dict__.pop("a")
     missing = o.__dict__.pop("missing", 7)
-    return x + a, missing, "a" in o.__dict__
+    return x + a, missing, "a" in o.__dict__, hasattr(o, "a")
 
 
 def vars_pop(x, o):
     a = vars(o).pop("a")
-    return x + a, "a" in vars(o)
+    return x + a, "a" in vars(o), hasattr(o, "a")
 
 
 def delete(x, o):
     del o.__dict__["a"]
-    return x * 2, "a" in o.__dict__
+    return x * 2, "a" in o.__dict__, hasattr(o, "a")
 
 
 def vars_delete(x, o):
     del vars(o)["a"]
-    return x * 2, "a" in o.__dict__
+    return x * 2, "a" in o.__dict__, hasattr(o, "a")
 
 
 # -- nn.Module bookkeeping dicts ---------------------------------------------------
@@ -234,6 +279,20 @@ def new_plain_update(x):
     return o.b * 2, o.__dict__["b"], o
 
 
+# -- `with` on an object Dynamo did not see being created (input-context-manager) --
+def with_input(x, cm):
+    with cm as c:
+        inside = x * c.depth
+    return inside, cm.depth
+
+
+def with_input_mapping(x, m):
+    with m.unlock_():
+        m["k"] = x + 1
+        unlocked = not m.locked
+    return m["k"] * 2, unlocked, m.locked
+
+
 _PATTERNS = (
     ("setitem", setitem),
     ("vars_setitem", vars_setitem),
@@ -257,11 +316,17 @@ _ITEM = (Expect("<2.7", GRAPH_BREAK),)  # GetAttrVariable.call_method __setitem_
 _VARS = (Expect("<2.9", GRAPH_BREAK),)  # BuiltinVariable.call_vars: 2.9
 _OTHER = (Expect("<2.13", GRAPH_BREAK),)  # update/setdefault/pop/__delitem__: DunderDictVariable (2.13)
 _MAPPING = (Expect("<2.6", GRAPH_BREAK),)  # 2.6: MutableMappingVariable.var_getattr('__dict__') is a ConstDictVariable
+# ... whose deletions 2.6-2.12 do not see when the attribute is read back (hasattr(m, k) stays True)
+_MAPPING_DEL = (Expect("<2.6", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT))
+_MAPPING_VARS_DEL = (Expect("<2.9", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT))
 
 
 def _expected(kind, pattern):
     if kind == "mapping":
-        return _VARS if pattern.startswith("vars_") else _MAPPING
+        deletes = pattern.endswith(("pop", "delete"))
+        if pattern.startswith("vars_"):
+            return _MAPPING_VARS_DEL if deletes else _VARS
+        return _MAPPING_DEL if deletes else _MAPPING
     if pattern == "setitem":
         return _ITEM
     if pattern == "vars_setitem":
@@ -308,4 +373,11 @@ CASES = tuple(
          doc="item assignment on the __dict__ of an object made in the frame, which then escapes"),
     Case("dict_new_plain_update", P, new_plain_update, _x, unpatched=_OTHER,
          doc="update/pop on the __dict__ of an object made in the frame, which then escapes"),
+    # What documented cell 3 needs next on 2.5.1 + tensordict 0.6.2 (`with _self._param_td.unlock_():`).
+    Case("with_input_context_manager", ("input-context-manager", "instance-dict-writes"), with_input, _input_ctx,
+         unpatched=(Expect("<2.15", GRAPH_BREAK),),
+         doc="`with cm:` for a context manager passed in (UserDefinedObjectVariable)"),
+    Case("with_input_mapping_context_manager", ("input-context-manager", "instance-dict-writes"), with_input_mapping, _locked_mapping,
+         unpatched=(Expect(">=2.5", GRAPH_BREAK),),
+         doc="`with m.unlock_():` for a MutableMapping passed in (tensordict 0.6 TensorDictParams)"),
 )

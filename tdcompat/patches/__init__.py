@@ -11,6 +11,7 @@ import importlib
 _PATCH_MODULES = (
     "instance_dict_writes",
     "instance_dict_vars",
+    "input_context_manager",
     "weakref_reconstruct",
     "skipped_module_init",
     "mutable_mapping_setattr",

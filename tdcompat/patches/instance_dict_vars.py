@@ -36,11 +36,27 @@ def _builtin_variable():
     return _BUILTIN[0]
 
 
+def _is_vars(fn) -> bool:
+    """Is ``fn`` the tracker of builtin ``vars``? Cheap, and realizes a lazy tracker only if so."""
+    builtin = _builtin_variable()
+    if type(fn) is builtin:
+        return fn.fn is vars
+    cache = getattr(fn, "__dict__", {}).get("_cache")  # LazyVariableTracker (2.8 loads builtins lazily)
+    if cache is None:
+        return False
+    if cache.vt is not None:  # already realized
+        return type(cache.vt) is builtin and cache.vt.fn is vars
+    if getattr(cache, "value", None) is not vars:
+        return False
+    realized = fn.realize()
+    return type(realized) is builtin and realized.fn is vars
+
+
 @fail_safe("instance-dict-vars")
 def _call_function(wrapped, instance, args, kwargs):
     """``InstructionTranslatorBase.call_function(fn, args, kwargs)`` for ``fn`` = builtin ``vars``."""
     fn = args[0] if args else kwargs.get("fn")
-    if type(fn) is not _builtin_variable() or fn.fn is not vars:
+    if not _is_vars(fn):
         return DEFER
     bound = _bind(args, kwargs, ("fn", "args", "kwargs"))
     if bound is None:

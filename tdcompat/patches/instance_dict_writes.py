@@ -12,11 +12,14 @@ Every write falls through to ``VariableTracker.call_method`` and graph-breaks:
 
 * torch 2.5, 2.6: every write (``__setitem__``, ``update``, ``setdefault``,
   ``pop``, ``__delitem__``) is ``Unsupported: call_method GetAttrVariable(...,
-  __dict__) __setitem__ ...``. This is the failure of tensordict's
-  ``TensorDictParams.__init__`` (``self.__dict__["_parameters"] = ...``) when a
-  ``TensorDictParams`` is built inside the compiled region (by ``td.to_module``
-  -> ``copy()`` -> ``clone()``), where Dynamo tracks it as a
-  ``GenericContextWrappingVariable``. (2.6's ``MutableMappingVariable.var_getattr``
+  __dict__) __setitem__ ...``. Documented cell 3 (issue 5) stops here on
+  2.5.1 + tensordict 0.6.2: objects built inside the compiled region by
+  ``td.to_module`` (-> ``copy()`` -> ``clone()``) write their own ``__dict__``:
+  ``TensorDictBase._lock_parents_weakrefs`` (``self.__dict__["__lock_parents_weakrefs"]
+  = []``, tensordict/base.py) and ``TensorDictParams.__init__``
+  (``self.__dict__["_parameters"] = dict(...)``, tensordict/nn/params.py); Dynamo
+  tracks both objects as ``GenericContextWrappingVariable`` (they have
+  ``__enter__``/``__exit__``). (2.6's ``MutableMappingVariable.var_getattr``
   returns a real ``ConstDictVariable`` for the ``__dict__`` of an input
   mapping, so mappings passed in already work there.)
 * torch 2.7 - 2.12: pytorch/pytorch#144419 (fixing #143756) added
@@ -75,6 +78,7 @@ from ..wrappers import DEFER, fail_safe
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
 
 _cache: dict = {}
+_MISSING = object()
 
 
 def _receiver_types():
@@ -189,6 +193,31 @@ def _check_key(tx, obj, key) -> None:
         )
 
 
+def _check_delete(tx, obj, key) -> None:
+    """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
+    when ``__delattr__`` is object's, or nn.Module's for a key no bookkeeping dict holds."""
+    import inspect
+
+    import torch
+
+    from ..dynamo_api import graph_break
+
+    value = obj.value
+    delattr_ = inspect.getattr_static(type(value), "__delattr__", None)
+    if delattr_ is object.__delattr__:
+        return
+    if delattr_ is torch.nn.Module.__delattr__:
+        books = ("_parameters", "_buffers", "_modules")
+        pending = any(tx.output.side_effects.has_pending_mutation_of_attr(obj, b) for b in books)
+        if not pending and not any(key in (value.__dict__.get(b) or {}) for b in books):
+            return
+    graph_break(
+        "__dict__ deletion on an object with a custom __delattr__",
+        f"del {obj}.__dict__[{key!r}]",
+        f"{type(value).__qualname__}.__delattr__ would run when Dynamo replays the deletion",
+    )
+
+
 def _store(tx, obj, key, value) -> None:
     """``obj.__dict__[key] = value`` as an attribute store (value may be DeletedVariable)."""
     from torch._dynamo import variables
@@ -288,7 +317,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
             return DEFER
         if not _has_key(tx, obj, key):
             _missing_key(obj, name, key)
-        _check_key(tx, obj, key)
+        _check_delete(tx, obj, key)
         _store(tx, obj, key, variables.DeletedVariable())
         return none
     if name == "setdefault":
@@ -304,6 +333,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
             return DEFER
         if _has_key(tx, obj, key):
             _check_key(tx, obj, key)
+            _check_delete(tx, obj, key)
             value = _read(tx, obj, key)
             _store(tx, obj, key, variables.DeletedVariable())
             return value
@@ -311,6 +341,59 @@ def _dict_call_method(wrapped, instance, args, kwargs):
             return call_args[1]
         _missing_key(obj, name, key)
     return DEFER
+
+
+@fail_safe("instance-dict-writes")
+def _mapping_var_getattr(wrapped, instance, args, kwargs):
+    """``m.k`` after ``del m.__dict__[k]`` for an input MutableMapping (2.6-2.12).
+
+    There ``MutableMappingVariable.var_getattr`` answers ``m.__dict__`` with a
+    ``ConstDictVariable`` built from the real dictionary (``generic_dict_vt``)
+    and looks every attribute up in it first, then on the real object. A key
+    deleted from that dictionary in the frame is still on the real object, so
+    ``m.k``/``hasattr(m, "k")`` see the stale value. Raise the AttributeError eager raises.
+    """
+    bound = _bind(args, kwargs, ("tx", "name"))
+    if bound is None:
+        return DEFER
+    tx, name = bound
+    if not isinstance(name, str) or name in ("__dict__", "get"):
+        return DEFER
+    generic = getattr(instance, "__dict__", {}).get("generic_dict_vt")
+    if generic is None or instance.source is None:
+        return DEFER
+    cache = getattr(generic, "__dict__", {}).get("_cache")  # LazyVariableTracker
+    if cache is not None:
+        if cache.vt is None:  # never used: nothing was deleted through it
+            return DEFER
+        generic = cache.vt
+    from torch._dynamo import variables
+
+    if not isinstance(generic, variables.ConstDictVariable):
+        return DEFER
+    real = getattr(instance.value, "__dict__", None)
+    if not isinstance(real, dict) or name not in real:
+        return DEFER
+    if generic.maybe_getitem_const(variables.ConstantVariable.create(name)) is not None:
+        return DEFER
+    if tx.output.side_effects.has_pending_mutation_of_attr(instance, name):
+        return DEFER  # set again by setattr after the deletion: Dynamo reads the pending value
+    import inspect
+
+    from ..dynamo_api import graph_break
+
+    cls = type(instance.value)
+    if inspect.getattr_static(cls, name, _MISSING) is not _MISSING or inspect.getattr_static(
+        cls, "__getattr__", None
+    ) is not None:
+        graph_break(
+            "read of an attribute deleted through __dict__",
+            f"{instance}.{name}",
+            "after the deletion the lookup would fall through to the class or __getattr__",
+        )
+    from torch._dynamo.exc import raise_observed_exception
+
+    raise_observed_exception(AttributeError, tx)
 
 
 PATCH = Patch(
@@ -325,6 +408,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.variables.user_defined", "MutableMappingVariable", "var_getattr",
+               _mapping_var_getattr, params=("tx", "name")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
@@ -335,6 +420,7 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.method_setattr_standard",
         "torch._dynamo.variables:DeletedVariable",
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
+        "torch._dynamo.exc:raise_observed_exception",
     ),
     summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.13) on user objects, modules, mappings, context managers",
 )

@@ -17,9 +17,9 @@ never consulted. Dynamo (torch/_dynamo/variables/builtin.py
   (UnspecializedNNModuleVariable(M),)`` (``LazyVariableTracker()`` on 2.5), a
   plain mapping that inherits ``items()`` with ``dict():
   (UserDefinedObjectVariable(ItemsView),)``, and ``dict(x, key=v)`` fails for
-  every non-dict ``x``. ``{**x}``/``f(**x)`` go through ``update``, which
-  calls ``call_custom_dict`` (or refuses modules outright). An ``items()``
-  that disagrees with ``keys()``/``__getitem__`` is silently trusted.
+  every ``x`` (even a dict). ``{**x}``/``f(**x)`` go through ``update``, which
+  calls ``call_custom_dict`` for user objects and fails the same way. An
+  ``items()`` that disagrees with ``keys()``/``__getitem__`` is silently trusted.
 * 2.7 to 2.9: ``call_custom_dict`` inlines the polyfill ``construct_dict``,
   which reads ``for key in src: dst[key] = src[key]``: wrong whenever
   ``__iter__`` is not the keys. ``TensorDict.__iter__`` walks the batch
@@ -63,10 +63,13 @@ and writes on it behave as in eager and the source mapping is not touched.
   ``keys`` or ``items`` (then Dynamo's read can differ from CPython's); a
   mapping that inherits both is read identically by Dynamo and is left alone.
 
-Left alone: dict subclasses and ``OrderedDict(x)``/``defaultdict(...)``
-(``cls`` other than ``dict``); modules tracked as ``NNModuleVariable`` (a
+Left alone: ``dict(d, key=v)`` for a real dict ``d`` on 2.5/2.6 (not a mapping
+object; still ``Unsupported``); dict subclasses and ``OrderedDict(x)``/
+``defaultdict(...)`` (``cls`` other than ``dict``); modules tracked as ``NNModuleVariable``: a
 mapping module is always "dynamic", i.e. ``UnspecializedNNModuleVariable``,
-unless ``inline_inbuilt_nn_modules`` is off on 2.5/2.6); duplicate or non-string
+except on 2.5/2.6 with the non-default ``inline_inbuilt_nn_modules=False``, where
+Dynamo cannot even iterate ``NNModuleVariable(M)`` (``unpack_var_sequence``
+asserts a container module), so routing it here would not help; duplicate or non-string
 keys in ``f(**x)`` are merged like ``{**x}`` (Dynamo does not raise the
 ``TypeError`` CPython raises, patched or not). An unhashable module that is a
 mapping additionally needs the "unhashable-module" patch.
@@ -153,13 +156,15 @@ def _peek(vt):
 
 
 def _mapping_object(vt):
-    """The realized tracker if ``vt`` is a non-dict Mapping tracked as a user object."""
-    _, _, _, _, mapping, _ = _load()
+    """The realized tracker if ``vt`` is a non-dict Mapping tracked as a user
+    object (``UserDefinedObjectVariable`` and its subclasses
+    ``UnspecializedNNModuleVariable`` and ``MutableMappingVariable``)."""
+    env = _load()
     value, known = _peek(vt)
-    if not known or isinstance(value, dict) or not isinstance(value, mapping):
+    if not known or isinstance(value, dict) or not isinstance(value, env[4]):
         return None
     realized = vt.realize() if hasattr(vt, "realize") else vt
-    return realized if isinstance(realized, _load()[0]) else None
+    return realized if isinstance(realized, env[0]) else None
 
 
 def _protocol_may_differ(value) -> bool:

@@ -16,12 +16,14 @@ branch ``mutation_guard.is_dynamic_nn_module(value, ...)``, which every user
 module takes with the default ``inline_inbuilt_nn_modules=True``): it marks
 every parameter and buffer as a static input.
 
-* 2.5, 2.6: ``for p in value.parameters(): self.mark_static_input(p, ...)``;
-  the ``TypeError`` escapes tracing (``ArgsMismatchError: unhashable type`` /
-  an internal error), under ``fullgraph=True`` and without it.
-* 2.7 to 2.15: ``for _, p in value.named_parameters(): ...`` inside
-  ``try/except TypeError: raise_observed_exception(...)``, so the user sees
-  ``Unsupported: Observed exception ... TypeError("unhashable type: 'M'")``.
+* 2.5 to 2.7: ``for p in value.parameters(): self.mark_static_input(p, ...)``
+  (and ``value.buffers()``); the ``TypeError`` escapes tracing as
+  ``InternalTorchDynamoError: TypeError: unhashable type: 'M'`` (or
+  ``ArgsMismatchError`` when it surfaces while Dynamo inlines a call).
+* 2.8 to 2.15: ``for _, p in value.named_parameters(): ...`` inside
+  ``try/except TypeError: raise_observed_exception(...)`` (PR #153503, "Catch
+  unserialisable NN modules"), so the user sees ``Unsupported: Observed
+  exception ... TypeError("unhashable type: 'M'")``.
 
 So *any* use of such a module in compiled code fails, not only ``dict(m)``,
 although the user's own code never hashes it. (A hashable module containing
@@ -36,8 +38,8 @@ removed again before ``wrap_module`` returns (or raises). ``named_parameters``/
 ``parameters``/``named_buffers``/``buffers`` reach the tree only through
 ``self.named_modules(...)``, so Dynamo's walk sees the same parameters and
 buffers, in the same order, as for a hashable module; it still runs only when
-``named_parameters`` is not overridden (2.7+ check against
-``og_module_named_parameters_fn_ptr``), which the instance entry leaves alone.
+``named_parameters`` is not overridden (check against
+``og_module_named_parameters_fn_ptr``, 2.8+), which the instance entry leaves alone.
 Everything else (hashable trees, the common case) is deferred after an
 ``id()`` walk of ``_modules``.
 

@@ -1,0 +1,158 @@
+"""The "unhashable-module" patch, tested the way PyTorch's test/dynamo tests are written.
+
+``test_unhashable_mapping_module`` is the test proposed upstream in
+docs/upstream/unhashable-module-mapping.md. In this process tdcompat is active
+(conftest imports it); ``test_fails_without_the_patch`` runs the same body in a
+fresh interpreter with ``TDCOMPAT_DISABLE=unhashable-module`` and asserts that
+it fails there, on every torch tdcompat supports (the gap is open up to 2.15).
+"""
+
+import collections.abc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import torch
+import torch._dynamo
+import torch._dynamo.testing
+from torch._dynamo.testing import CompileCounter
+
+import tdcompat  # noqa: F401  (also imported by conftest; needed when run as a script)
+
+try:  # PyTorch's own base class; it needs ``expecttest``, which is not a torch dependency
+    from torch._dynamo.test_case import TestCase
+except ImportError:  # pragma: no cover - depends on the environment
+    import unittest
+
+    class TestCase(unittest.TestCase):
+        """What ``torch._dynamo.test_case.TestCase`` does that these tests rely on."""
+
+        def setUp(self):
+            super().setUp()
+            torch._dynamo.reset()
+
+        def tearDown(self):
+            torch._dynamo.reset()
+            super().tearDown()
+
+        def assertEqual(self, first, second, msg=None):  # noqa: N802 - unittest API
+            if isinstance(first, torch.Tensor) or isinstance(second, torch.Tensor):
+                torch.testing.assert_close(first, second, msg=msg)
+            else:
+                super().assertEqual(first, second, msg)
+
+
+class M(torch.nn.Module, collections.abc.MutableMapping):
+    # nn.Module + MutableMapping without __hash__: Mapping sets __hash__ = None
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(()))
+        self.register_buffer("shift", torch.zeros(3))
+        self._store = {"a": torch.randn(3), "b": torch.randn(3)}
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class Parent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.maps = M()
+
+    def forward(self, x):
+        return self.lin(x) * self.maps.scale + self.maps["a"]
+
+
+def use_items(m, x):
+    return m["a"] * m.scale + m["b"] + m.shift + x
+
+
+def use_dict(m, x):
+    d = dict(m)
+    return d["a"] * m.scale + d["b"] + m.shift + x
+
+
+class UnhashableModuleTests(TestCase):
+    def test_unhashable_mapping_module(self):
+        torch.manual_seed(0)
+        m = M()
+        self.assertIsNone(type(m).__hash__)
+        x = torch.randn(3)
+        for fn in (use_items, use_dict):
+            torch._dynamo.reset()
+            cnt = CompileCounter()
+            opt_fn = torch.compile(fn, backend=cnt, fullgraph=True)
+            self.assertEqual(opt_fn(m, x), fn(m, x))
+            self.assertEqual(opt_fn(m, x + 1), fn(m, x + 1))
+            self.assertEqual(cnt.frame_count, 1)
+
+    def test_unhashable_submodule_of_hashable_module(self):
+        torch.manual_seed(0)
+        p = Parent()
+        x = torch.randn(3)
+        cnt = CompileCounter()
+        opt_p = torch.compile(p, backend=cnt, fullgraph=True)
+        self.assertEqual(opt_p(x), p(x))
+        self.assertEqual(cnt.frame_count, 1)
+
+    def test_parameters_still_marked_static_and_module_left_as_is(self):
+        m = M()
+        before = dict(vars(m))
+        torch.compile(use_items, backend="eager", fullgraph=True)(m, torch.randn(3))
+        self.assertEqual(getattr(m.scale, "_dynamo_static_input_type", None), "unguarded")
+        self.assertEqual(getattr(m.shift, "_dynamo_static_input_type", None), "unguarded")
+        self.assertEqual(set(vars(m)), set(before))
+        self.assertNotIn("named_modules", vars(m))
+
+    def test_eager_walk_still_raises(self):
+        # The patch changes Dynamo's bookkeeping only: nn.Module's own walk is untouched.
+        with self.assertRaises(TypeError):
+            list(M().parameters())
+
+    def test_fails_without_the_patch(self):
+        code = textwrap.dedent(
+            """
+            import json, sys, torch, tdcompat
+            sys.path.insert(0, {tests!r})
+            from test_unhashable_module import M, use_items
+            status = {{s.name: s.state.value for s in tdcompat.status()}}
+            m = M()
+            try:
+                torch.compile(use_items, backend="eager", fullgraph=True)(m, torch.randn(3))
+                outcome = "compiled"
+            except Exception as exc:
+                outcome = f"{{type(exc).__name__}}: {{exc}}"
+            print(json.dumps({{"status": status["unhashable-module"], "outcome": outcome}}))
+            """
+        ).format(tests=os.path.dirname(os.path.abspath(__file__)))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TDCOMPAT_")}
+        env["TDCOMPAT_DISABLE"] = "unhashable-module"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertEqual(result["status"], "disabled")
+        self.assertNotEqual(result["outcome"], "compiled")
+        self.assertIn("unhashable type", result["outcome"] + proc.stderr)
+
+
+if __name__ == "__main__":
+    try:
+        from torch._dynamo.test_case import run_tests
+    except ImportError:  # pragma: no cover
+        from unittest import main as run_tests
+    run_tests()
