@@ -1,5 +1,7 @@
 """Import order, laziness and process-global behaviour, each in a fresh interpreter."""
 
+import textwrap
+
 import pytest
 
 from conftest import last_json, run_python
@@ -123,19 +125,18 @@ def test_malformed_strict_value_warns():
 
 
 MISSING_INTERNAL = """
-    import json, os, warnings, importlib
+    import dataclasses, json, os, warnings
     warnings.simplefilter("always")
     import torch, torch._dynamo
-    os.environ["TDCOMPAT_DISABLE"] = "*"  # find the victim before anything is applied
+    os.environ["TDCOMPAT_DISABLE"] = "*"  # pick the victim before anything is applied
     import tdcompat
-    from tdcompat.patches import ALL_PATCHES
     from tdcompat.versions import needed, parse_torch_version
-    victim = next(p for p in ALL_PATCHES if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
-    target = victim.targets[0]
-    module = importlib.import_module(target.module)
-    owner_name = target.owner.split(".")[0]
-    setattr(module, owner_name + "Renamed", getattr(module, owner_name))
-    delattr(module, owner_name)  # simulate an upstream rename
+    registry = tdcompat._registry
+    victim = next(p for p in tdcompat.patches.ALL_PATCHES
+                  if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
+    # What tdcompat expects of torch no longer matches (torch itself stays intact):
+    target = dataclasses.replace(victim.targets[0], **CHANGE)
+    registry._patches[victim.name] = dataclasses.replace(victim, targets=(target,) + victim.targets[1:])
     del os.environ["TDCOMPAT_DISABLE"]
     with warnings.catch_warnings(record=True) as caught:
         tdcompat.patch()
@@ -147,17 +148,28 @@ MISSING_INTERNAL = """
     print(json.dumps([victim.name, states, [str(w.message) for w in caught], ok]))
 """
 
+CHANGES = {
+    "renamed method": ("{'attribute': 'renamed_in_a_future_torch', 'inherited': False}", "does not exist"),
+    "missing class": ("{'owner': 'ClassRemovedUpstream'}", "does not exist"),
+    "changed signature": ("{'params': ('argument_that_is_not_there',)}", "lacks parameter"),
+}
 
-def test_missing_internal_skips_that_patch_with_a_warning():
-    victim, states, messages, ok = last_json(run_python(MISSING_INTERNAL))
-    assert states[victim][0] == "not applicable" and "does not exist" in states[victim][1]
-    assert any(victim in m and "does not exist" in m and "torch" in m for m in messages)
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_changed_internals_skip_that_patch_with_a_warning(change):
+    code, message = CHANGES[change]
+    victim, states, messages, ok = last_json(run_python(f"CHANGE = {code}\n" + textwrap.dedent(MISSING_INTERNAL)))
+    assert states[victim][0] == "not applicable" and message in states[victim][1]
+    assert any(victim in m and message in m and "torch" in m for m in messages)
     assert ok
 
 
-def test_missing_internal_is_an_error_under_strict():
-    proc = run_python(MISSING_INTERNAL, env={"TDCOMPAT_STRICT": "1"}, check=False)
-    assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "does not exist" in proc.stderr
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_changed_internals_are_an_error_under_strict(change):
+    code, message = CHANGES[change]
+    proc = run_python(f"CHANGE = {code}\n" + textwrap.dedent(MISSING_INTERNAL), env={"TDCOMPAT_STRICT": "1"},
+                      check=False)
+    assert proc.returncode != 0 and "TdcompatError" in proc.stderr and message in proc.stderr
 
 
 def test_two_threads_compile_right_after_first_dynamo_import():
