@@ -57,8 +57,8 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
         return _tensordict_snapshot(obj, d, seen)
     state = {}
     if isinstance(obj, torch.nn.Module):
-        state["<named_parameters>"] = [(n, snapshot(p, d, seen)) for n, p in obj.named_parameters()]
-        state["<named_buffers>"] = [(n, snapshot(b, d, seen)) for n, b in obj.named_buffers()]
+        state["<named_parameters>"] = [(n, snapshot(p, d, seen)) for n, p in _named(obj, "_parameters")]
+        state["<named_buffers>"] = [(n, snapshot(b, d, seen)) for n, b in _named(obj, "_buffers")]
     for klass in type(obj).__mro__:
         for slot in getattr(klass, "__slots__", ()):
             if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
@@ -68,6 +68,28 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
         # Attribute order is not behaviour; dict order (below) is.
         state.update({k: snapshot(attrs[k], d, seen) for k in sorted(attrs, key=str)})
     return ("object", type(obj).__qualname__, state)
+
+
+def _named(module: torch.nn.Module, kind: str):
+    """``named_parameters()``/``named_buffers()``, falling back to an ``id()`` walk
+    for modules that cannot be hashed (nn.Module + Mapping without ``__hash__``),
+    where torch's own memo set raises even in eager."""
+    try:
+        return list(module.named_parameters() if kind == "_parameters" else module.named_buffers())
+    except TypeError:
+        out, seen_ids = [], set()
+
+        def walk(mod, prefix):
+            for name, value in vars(mod).get(kind, {}).items():
+                if value is not None and id(value) not in seen_ids:
+                    seen_ids.add(id(value))
+                    out.append((prefix + name, value))
+            for name, child in vars(mod).get("_modules", {}).items():
+                if child is not None:
+                    walk(child, f"{prefix}{name}.")
+
+        walk(module, "")
+        return out
 
 
 def _is_tensordict(obj: Any) -> bool:
@@ -89,7 +111,7 @@ def _tensordict_snapshot(td: Any, depth: int, seen: dict) -> Any:
         "items": {k: snapshot(v, depth, seen) for k, v in td.items()},
     }
     if isinstance(td, torch.nn.Module):
-        state["<named_parameters>"] = [(n, snapshot(p, depth, seen)) for n, p in td.named_parameters()]
+        state["<named_parameters>"] = [(n, snapshot(p, depth, seen)) for n, p in _named(td, "_parameters")]
     return ("tensordict", type(td).__qualname__, state)
 
 
