@@ -20,9 +20,11 @@ Every pattern runs over five kinds of mapping:
 
 Patterns: ``dict(x)`` followed by writes to the result (the source must not
 change), ``dict(x, key=v)``, ``{**x}``, ``f(**x)``, and the helpers users pair
-with them (``keys()``, ``values()``, ``items()``, ``len()``, ``in``). Two more
-cases check that an ``items()`` or ``keys()`` that disagree with iteration are
-read the way CPython reads them.
+with them (``keys()``, ``values()``, ``items()``, ``len()``, ``in``); plus a
+use of the unhashable module without ``dict()`` (only "unhashable-module"
+needed). Four more cases check that an ``items()`` or ``keys()`` that disagree
+with iteration are read the way CPython reads them (``keys()`` + ``__getitem__``):
+2.10+ ``dict(x)`` reads ``items()``, 2.7-2.12 ``{**x}``/``f(**x)`` iterate.
 """
 
 from __future__ import annotations
@@ -312,10 +314,9 @@ def dict_only(x):
 
 P = ("module-mapping-dict",)
 PU = ("module-mapping-dict", "unhashable-module")
-TD = ("eager", "aot_eager", "inductor")
 
 _KINDS = (
-    # kind, builder, patches, needs_tensordict, backends
+    # kind, builder, patches, needs_tensordict
     ("hmod", _hmod, P, False),
     ("umod", _umod, PU, False),
     ("plain", _plain, P, False),

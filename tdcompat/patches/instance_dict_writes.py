@@ -57,6 +57,14 @@ two entries that wrap one method independently):
   ``__setitem__`` itself (``method_setattr_standard`` has
   ``directly_update_dict``: 2.7 on) that call is left to Dynamo, and the
   other writes store through that same method, as upstream's ``__setitem__`` does.
+  It also wraps ``MutableMappingVariable.var_getattr`` (user_defined.py) for one
+  read: 2.6-2.12 answer an input mapping's ``m.__dict__`` with a
+  ``ConstDictVariable`` copy of the real dictionary and look attributes up in
+  that copy, then on the real object, so after ``del m.__dict__[k]`` (or
+  ``pop``) ``m.k``/``hasattr(m, k)`` still find the stale value (silently wrong
+  on 2.6-2.12 even where the deletion itself traces). The wrapper raises the
+  ``AttributeError`` eager raises (graph break if the class or a ``__getattr__``
+  would answer instead).
 * ``instance-dict-vars`` (``instance_dict_vars.py``, torch <2.9): ``vars(<user
   object>)`` returns what 2.9's ``BuiltinVariable.call_vars`` returns.
 
@@ -369,8 +377,9 @@ def _mapping_var_getattr(wrapped, instance, args, kwargs):
         generic = cache.vt
     from torch._dynamo import variables
 
-    if not isinstance(generic, variables.ConstDictVariable):
-        return DEFER
+    source = getattr(generic, "source", None)
+    if not isinstance(generic, variables.ConstDictVariable) or getattr(source, "member", None) != "__dict__":
+        return DEFER  # the empty placeholder made in __init__: m.__dict__ was never read
     real = getattr(instance.value, "__dict__", None)
     if not isinstance(real, dict) or name not in real:
         return DEFER
