@@ -60,6 +60,14 @@ class Registry:
             if patch.name in self._patches:
                 raise ValueError(f"duplicate patch name {patch.name!r}")
             self._patches[patch.name] = patch
+        # Two entries wrapping one method could not be reverted independently.
+        owners: Dict[tuple, str] = {}
+        for patch in self._patches.values():
+            for target in patch.targets:
+                key = (target.module, target.owner, target.attribute)
+                if key in owners:
+                    raise ValueError(f"patches {owners[key]!r} and {patch.name!r} both wrap {target.qualname}")
+                owners[key] = patch.name
         self._lock = threading.RLock()
         self._installed: Dict[str, List[Installed]] = {}
         self._states: Dict[str, tuple] = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in self._patches}

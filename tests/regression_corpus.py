@@ -243,7 +243,7 @@ def module_dict_read():
     return (lambda m, x: m.__dict__["_modules"]["0"](x)), lambda: (mlp(), torch.randn(1, 4))
 
 
-@program()
+@program(gap_on="<2.9")  # vars() of a user object: instance-dict-vars
 def vars_read_of_object():
     class_ = Point
     return (lambda p, x: x * vars(p)["x"]), lambda: (class_(2.0, 3.0), torch.randn(2))
@@ -358,7 +358,7 @@ class Scope:
         return False
 
 
-@program()
+@program(gap_on="<2.15")  # `with` on an input object: input-context-manager
 def user_context_manager():
     def f(scope, x):
         with scope:

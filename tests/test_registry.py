@@ -222,3 +222,8 @@ def test_activation_unknown_name_argument():
 def test_duplicate_names_rejected():
     with pytest.raises(ValueError, match="duplicate"):
         Registry([make(), make()])
+
+
+def test_two_patches_may_not_wrap_one_method():
+    with pytest.raises(ValueError, match="both wrap"):
+        Registry([make("double"), make("double-too")])

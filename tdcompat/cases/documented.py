@@ -92,7 +92,7 @@ CASES = (
     ),
     Case(
         "cell3_to_module_nested_tensordictparams",
-        ("instance-dict-writes", "weakref-reconstruct", "skipped-module-init"),
+        ("instance-dict-writes", "input-context-manager", "weakref-reconstruct", "skipped-module-init"),
         _nested_swap,
         _cell3_inputs,
         unpatched=(Expect("<2.11", GRAPH_BREAK), Expect(">=2.11", GRAPH_BREAK, tensordict="<0.15")),
