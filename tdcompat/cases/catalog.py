@@ -11,7 +11,10 @@ _MODULES = ("documented", "gap_instance_dict", "gap_setattr", "gap_dict", "gap_m
 
 
 def tensordict_available() -> bool:
-    return importlib.util.find_spec("tensordict") is not None
+    try:
+        return importlib.util.find_spec("tensordict") is not None
+    except (ImportError, ValueError):  # blocked or half-imported: treat as absent
+        return False
 
 
 def all_cases() -> Dict[str, Case]:
