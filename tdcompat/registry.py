@@ -15,7 +15,7 @@ import threading
 import warnings
 from typing import Dict, Iterable, List, Optional
 
-from . import config
+
 from .installer import Installed, NotApplicable, install, uninstall
 from .spec import Patch
 

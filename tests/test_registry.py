@@ -7,7 +7,6 @@ exercise exactly the code paths of real patches without touching Dynamo.
 import sys
 import threading
 import types
-import warnings
 
 import pytest
 

@@ -30,17 +30,17 @@ with iteration are read the way CPython reads them (``keys()`` + ``__getitem__``
 from __future__ import annotations
 
 import types
-from collections.abc import MutableMapping
 
 import torch
 from torch import nn
 
+from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
 
 # -- the mappings -------------------------------------------------------------
 
 
-class HashableModuleMapping(nn.Module, MutableMapping):
+class HashableModuleMapping(nn.Module, StoreMapping):
     """A module that is a mapping, with the usual workaround ``__hash__``."""
 
     def __init__(self, items):
@@ -48,26 +48,11 @@ class HashableModuleMapping(nn.Module, MutableMapping):
         self.scale = nn.Parameter(torch.ones(()))
         self._store = dict(items)
 
-    def __getitem__(self, key):
-        return self._store[key]
-
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
-
     def __hash__(self):
         return id(self)
 
 
-class UnhashableModuleMapping(nn.Module, MutableMapping):
+class UnhashableModuleMapping(nn.Module, StoreMapping):
     """The same without ``__hash__``: ``hash(m)`` raises, eager ``dict(m)`` works."""
 
     def __init__(self, items):
@@ -75,45 +60,15 @@ class UnhashableModuleMapping(nn.Module, MutableMapping):
         self.scale = nn.Parameter(torch.ones(()))
         self._store = dict(items)
 
-    def __getitem__(self, key):
-        return self._store[key]
 
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
-
-
-class PlainMapping(MutableMapping):
+class PlainMapping(StoreMapping):
     """Inherits ``keys()``, ``items()``, ``values()`` from ``Mapping``."""
 
     def __init__(self, items):
         self._store = dict(items)
 
-    def __getitem__(self, key):
-        return self._store[key]
 
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
-
-
-class BatchIterMapping(MutableMapping):
+class BatchIterMapping(StoreMapping):
     """Iteration walks the leading (batch) dimension, like ``TensorDict``;
     ``keys()``/``items()``/``values()`` are the mapping's own."""
 
@@ -147,52 +102,22 @@ class BatchIterMapping(MutableMapping):
         return self._store.values()
 
 
-class ItemsDisagreeMapping(MutableMapping):
+class ItemsDisagreeMapping(StoreMapping):
     """``items()`` yields scaled values; ``dict()`` must not use it (CPython reads
     ``keys()`` and ``__getitem__``)."""
 
     def __init__(self, items):
         self._store = dict(items)
 
-    def __getitem__(self, key):
-        return self._store[key]
-
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
-
     def items(self):
         return [(k, v * 10) for k, v in self._store.items()]
 
 
-class KeysDisagreeMapping(MutableMapping):
+class KeysDisagreeMapping(StoreMapping):
     """``keys()`` lists a subset of what ``__iter__`` yields: ``dict()`` reads ``keys()``."""
 
     def __init__(self, items):
         self._store = dict(items)
-
-    def __getitem__(self, key):
-        return self._store[key]
-
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
 
     def keys(self):
         return [k for k in self._store if not k.startswith("_")]

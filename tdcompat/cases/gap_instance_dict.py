@@ -8,10 +8,10 @@ written attribute back in the same compiled function, both as ``obj.k`` and as
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 
 import torch
 
+from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
 
 P = ("instance-dict-writes",)
@@ -29,28 +29,13 @@ class Plain:
         self.n = 2
 
 
-class Mapping(MutableMapping):
+class Mapping(StoreMapping):
     """A user MutableMapping that also has ordinary attributes."""
 
     def __init__(self):
         self._store = {"k": torch.full((3,), 2.0)}
         self.a = torch.ones(3)
         self.n = 2
-
-    def __getitem__(self, key):
-        return self._store[key]
-
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
-    def __iter__(self):
-        return iter(self._store)
-
-    def __len__(self):
-        return len(self._store)
 
 
 class Mod(torch.nn.Module):

@@ -9,36 +9,21 @@ smallest such class: a mapping backed by a dict attribute.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 
 import torch
 
+from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
 
 PATCH = ("mutable-mapping-setattr",)
 
 
-class Bag(MutableMapping):
+class Bag(StoreMapping):
     """A user mapping backed by a dict attribute."""
 
     def __init__(self, **items):
-        self._data = dict(items)
+        self._store = dict(items)
         self.scale = 2.0
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __setitem__(self, key, value):
-        self._data[key] = value
-
-    def __delitem__(self, key):
-        del self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
 
 
 class ScopedBag(Bag):
@@ -47,7 +32,7 @@ class ScopedBag(Bag):
     ``bag.scale = s`` and records itself, and whose ``__exit__`` restores."""
 
     def scaled(self, scale):
-        scope = ScopedBag(**self._data)
+        scope = ScopedBag(**self._store)
         scope.parent = self
         scope.scale = scale
         return scope
@@ -74,7 +59,7 @@ class Holder:
         self.inner = inner
 
 
-class ModuleBag(torch.nn.Module, MutableMapping):
+class ModuleBag(torch.nn.Module, StoreMapping):
     """A mapping that is also an ``nn.Module`` (like ``TensorDictParams``): Dynamo
     models it as a module, not as ``MutableMappingVariable``; the control case."""
 
@@ -82,23 +67,8 @@ class ModuleBag(torch.nn.Module, MutableMapping):
 
     def __init__(self, **items):
         super().__init__()
-        self._data = dict(items)
+        self._store = dict(items)
         self.scale = 2.0
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __setitem__(self, key, value):
-        self._data[key] = value
-
-    def __delitem__(self, key):
-        del self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
 
 
 def _bag_inputs():
