@@ -43,11 +43,14 @@ def test_import_twice_and_reload_do_not_double_wrap():
         import tdcompat as again
         importlib.reload(tdcompat)
         tdcompat.patch()
-        from tdcompat.installer import _prepare
+        from tdcompat.installer import resolve
         wrapped = []
+        applied = {s.name for s in tdcompat.status() if s.state.value == "applied"}
         for p in tdcompat.patches.ALL_PATCHES:
+            if p.name not in applied:
+                continue
             for t in p.targets:
-                owner = _prepare(t)[0]
+                owner = resolve(f"{t.module}:{t.owner}")
                 raw = vars(owner).get(t.attribute)
                 depth = 0
                 while hasattr(raw, "__wrapped__") and type(raw).__name__ == "FunctionWrapper":

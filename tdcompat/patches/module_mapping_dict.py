@@ -210,7 +210,11 @@ def _builtin_call_function(wrapped, instance, args, kwargs):
     if not known or not isinstance(value, views):
         return DEFER
     view = call_args[0].realize() if hasattr(call_args[0], "realize") else call_args[0]
-    if not isinstance(view, udo) or view.has_force_unpack_var_sequence(tx):
+    if not isinstance(view, udo):
+        return DEFER
+    # 2.13 dropped this method from user objects; it unpacks views natively there.
+    can_unpack = getattr(view, "has_force_unpack_var_sequence", None)
+    if can_unpack is None or can_unpack(tx):
         return DEFER
     return _inline(tx, tdcompat_list_of if fn is list else tdcompat_tuple_of, [view], {})
 
