@@ -5,6 +5,8 @@ The catalog is shipped in ``tdcompat.cases`` so ``python -m tdcompat doctor``
 runs exactly these cases on a user's install.
 """
 
+import warnings
+
 import pytest
 import torch
 
@@ -44,8 +46,13 @@ def test_unpatched_outcome_matches_record(name, backend, unpatched_results):
 def test_patched_equals_eager(name, backend):
     case = CASES[name]
     _skip_without_tensordict(case)
-    result = run_case(case, backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_case(case, backend)
     assert result.outcome == OK, result.detail
+    # A patch that fell back to Dynamo's original (fail-safe) did not do its job here.
+    fallbacks = [str(w.message) for w in caught if issubclass(w.category, tdcompat.TdcompatWarning)]
+    assert not fallbacks, fallbacks
 
 
 @pytest.mark.parametrize("patch", [p.name for p in tdcompat.patches.ALL_PATCHES])
