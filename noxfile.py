@@ -61,7 +61,7 @@ def _tests_session(minor: str):
     def tests(session: nox.Session) -> None:
         install(session, minor)
         # Random order proves the isolation rule of tests/conftest.py on every run.
-        session.run("python", "-m", "pytest", "-p", "random_order", "--random-order", *session.posargs)
+        session.run("python", "-m", "pytest", "-n", "2", "-p", "random_order", "--random-order", *session.posargs)
 
     tests.__doc__ = f"The whole suite on torch {MATRIX[minor][0]} with tensordict {MATRIX[minor][1]}."
     return nox.session(name=f"tests-{minor}", tags=["ci"] if minor in CI else [])(tests)
