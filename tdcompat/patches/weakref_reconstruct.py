@@ -20,7 +20,10 @@ Root cause, per release:
   (returned, stored on an object, in a container that escapes) codegen raises.
   Upstream: pytorch/pytorch#148083 "[dynamo] WeakRefVar reconstruct" (2.7) added
   ``reconstruct`` = ``weakref.ref(referent)``, #155761 (2.8) kept the callback.
-* 2.7 on: fixed upstream (``misc.py: WeakRefVariable.reconstruct``).
+* 2.7: ``reconstruct`` exists but the callback is dropped at the call
+  (``WeakRefVariable(referent_vt)`` only), so ``weakref.ref(obj, cb)`` that
+  escapes comes back without its callback: a silent wrong result.
+* 2.8 on: fixed upstream (``misc.py: WeakRefVariable`` with ``callback_vt``).
 
 The patch wraps one method, ``UserDefinedClassVariable.call_function``, and only
 for calls of ``weakref.ref`` itself with a referent whose type accepts weak
@@ -122,21 +125,24 @@ def _call_function(wrapped, instance, args, kwargs):
 
 
 def _probe() -> bool:
-    """The gap is there while Dynamo's WeakRefVariable cannot reconstruct itself."""
-    from torch._dynamo.variables import base, misc
+    """The gap is there while Dynamo's WeakRefVariable cannot reconstruct itself
+    with its callback (no ``callback_vt`` before 2.8)."""
+    import inspect
+
+    from torch._dynamo.variables import misc
 
     tracker = getattr(misc, "WeakRefVariable", None)
-    return tracker is None or tracker.reconstruct is base.VariableTracker.reconstruct
+    return tracker is None or "callback_vt" not in inspect.signature(tracker.__init__).parameters
 
 
 PATCH = Patch(
     name=NAME,
     fixes="Unsupported: reconstruct: WeakRefVariable() (2.6; tensordict 0.7 _last_op weakref); "
-    "unsupported builtin None.ReferenceType.__new__ (2.5)",
+    "unsupported builtin None.ReferenceType.__new__ (2.5); weakref callback silently dropped (2.7)",
     upstream="torch/_dynamo/variables/misc.py: WeakRefVariable.reconstruct "
     "(entry: user_defined.py: UserDefinedClassVariable.call_function for weakref.ref)",
     mirrors="pytorch/pytorch PR #148083 (WeakRefVar reconstruct), #155761 (callback), #139914 (weakref.ref call)",
-    torch="<2.7",
+    torch="<2.8",
     targets=(
         Target(
             "torch._dynamo.variables.user_defined",
