@@ -52,7 +52,7 @@ def install(session: nox.Session, minor: str, tensordict: str = "") -> None:
     session.install("--no-deps", f"tensordict=={tensordict}")
     run_install = getattr(session, "run_install", None) or session.run_always  # also under --install-only
     deps = run_install("python", "-c", TENSORDICT_DEPS, silent=True).split()
-    session.install(*deps, "wrapt", "packaging", "pytest", "pytest-xdist", "pytest-random-order")
+    session.install(*deps, "wrapt", "packaging", "pytest", "pytest-xdist", "pytest-random-order", "expecttest")
     session.install("--no-deps", "-e", ".")
     run_install("python", "-c", "import torch, tensordict, tdcompat; print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
 
