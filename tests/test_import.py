@@ -175,21 +175,30 @@ def test_changed_internals_are_an_error_under_strict(change):
     assert proc.returncode != 0 and "TdcompatError" in proc.stderr and message in proc.stderr
 
 
+THREADS = """
+    import json, threading, torch{extra}
+    results, errors = [], []
+    def work(i):
+        try:
+            import torch._dynamo
+            f = torch.compile(lambda x: x * i + 1, backend="eager", fullgraph=True)
+            results.append(bool((f(torch.ones(2)) == i + 1).all()))
+        except Exception as e:
+            errors.append(repr(e))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    [t.start() for t in threads]; [t.join() for t in threads]
+    print(json.dumps([results, errors, {states}]))
+"""
+
+
 def test_two_threads_compile_right_after_first_dynamo_import():
-    proc = run_python("""
-        import json, threading, torch, tdcompat
-        results, errors = [], []
-        def work(i):
-            try:
-                import torch._dynamo
-                f = torch.compile(lambda x: x * i + 1, backend="eager", fullgraph=True)
-                results.append(bool((f(torch.ones(2)) == i + 1).all()))
-            except Exception as e:
-                errors.append(repr(e))
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-        [t.start() for t in threads]; [t.join() for t in threads]
-        print(json.dumps([results, errors, {s.name: s.state.value for s in tdcompat.status()}]))
-    """)
+    proc = run_python(THREADS.format(extra=", tdcompat", states="{s.name: s.state.value for s in tdcompat.status()}"),
+                      check=False)
+    if proc.returncode != 0:
+        baseline = run_python(THREADS.format(extra="", states="None"), check=False)
+        if baseline.returncode != 0:  # torch 2.11.0 segfaults here on its own
+            pytest.skip(f"torch crashes here without tdcompat too (exit {baseline.returncode}): an upstream bug")
+        raise AssertionError(proc.stderr[-4000:])
     results, errors, states = last_json(proc)
     assert errors == [] and results == [True, True]
     assert "pending" not in states.values()
