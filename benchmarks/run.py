@@ -124,7 +124,7 @@ def neutral(args) -> None:
         cold = {"active": [], "disabled": []}
         step = {"active": [], "disabled": []}
         for _ in range(reps):
-            for mode, variant in (("active", "fullgraph+tdcompat"), ("disabled", "fullgraph")):
+            for mode, variant in (("active", "compile+tdcompat"), ("disabled", "compile")):
                 r = _child("--one", name, variant, args.backend, "20")
                 cold[mode].append(r["cold_s"])
                 step[mode].append(r["step_median_s"])

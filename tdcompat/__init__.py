@@ -11,13 +11,27 @@ from typing import Iterable, List, Optional
 
 from . import activation as _activation
 from .config import ConfigError
-from .patches import ALL_PATCHES as _ALL_PATCHES
 from .registry import PatchStatus, Registry, State, TdcompatError, TdcompatWarning
 
 __version__ = "0.1.0"
 
+def _all_patches():
+    from .patches import ALL_PATCHES
+
+    return ALL_PATCHES
+
+
 # Survives importlib.reload(tdcompat): the applied wrappers belong to this registry.
-_registry = globals().get("_registry") or Registry(_ALL_PATCHES)
+# The patch modules load on first use, keeping ``import tdcompat`` to the hook alone.
+_registry = globals().get("_registry") or Registry(_all_patches)
+
+
+def __getattr__(name):  # PEP 562: ``tdcompat.patches`` without importing it up front
+    if name == "patches":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.patches")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def patch(names: Optional[Iterable[str]] = None) -> List[str]:

@@ -13,11 +13,11 @@ import enum
 import sys
 import threading
 import warnings
-from typing import Dict, Iterable, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
-
-from .installer import Installed, NotApplicable, install, uninstall
-from .spec import Patch
+if TYPE_CHECKING:  # the installer (and wrapt's wrappers) load only when a patch is applied
+    from .installer import Installed
+    from .spec import Patch
 
 
 class TdcompatWarning(UserWarning):
@@ -54,25 +54,46 @@ class PatchStatus:
 
 
 class Registry:
-    def __init__(self, patches: Iterable[Patch]):
-        self._patches: Dict[str, Patch] = {}
-        for patch in patches:
-            if patch.name in self._patches:
+    """``patches`` may be a callable: the patch modules are then imported on first
+    use (when Dynamo is imported or ``status()`` is asked), not at ``import tdcompat``."""
+
+    def __init__(self, patches):
+        self._lock = threading.RLock()
+        self._source = patches if callable(patches) else (lambda: patches)
+        self._loaded = False
+        self._patches_: Dict[str, Patch] = {}
+        self._installed: Dict[str, List[Installed]] = {}
+        self._states: Dict[str, tuple] = {}
+        self._warned: set = set()
+        self.problem: Optional[str] = None  # a global reason nothing applies (bad config, bad torch)
+        if not callable(patches):
+            self._load()
+
+    def _load(self) -> None:
+        patches: Dict[str, Patch] = {}
+        for patch in self._source():
+            if patch.name in patches:
                 raise ValueError(f"duplicate patch name {patch.name!r}")
-            self._patches[patch.name] = patch
+            patches[patch.name] = patch
         # Two entries wrapping one method could not be reverted independently.
         owners: Dict[tuple, str] = {}
-        for patch in self._patches.values():
+        for patch in patches.values():
             for target in patch.targets:
                 key = (target.module, target.owner, target.attribute)
                 if key in owners:
                     raise ValueError(f"patches {owners[key]!r} and {patch.name!r} both wrap {target.qualname}")
                 owners[key] = patch.name
-        self._lock = threading.RLock()
-        self._installed: Dict[str, List[Installed]] = {}
-        self._states: Dict[str, tuple] = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in self._patches}
-        self._warned: set = set()
-        self.problem: Optional[str] = None  # a global reason nothing applies (bad config, bad torch)
+        self._patches_ = patches
+        self._states = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in patches}
+        self._loaded = True
+
+    @property
+    def _patches(self) -> Dict[str, Patch]:
+        if not self._loaded:
+            with self._lock:
+                if not self._loaded:
+                    self._load()
+        return self._patches_
 
     # -- queries ---------------------------------------------------------
     @property
@@ -87,9 +108,10 @@ class Registry:
 
     def status(self) -> List[PatchStatus]:
         with self._lock:
+            patches = self._patches
             return [
                 PatchStatus(p.name, *self._states[p.name], torch=p.torch, upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes)
-                for p in self._patches.values()
+                for p in patches.values()
             ]
 
     # -- changes ---------------------------------------------------------
@@ -104,6 +126,8 @@ class Registry:
         with self._lock:
             if name in self._installed:
                 return State.APPLIED
+            from .installer import NotApplicable, install
+
             try:
                 self._installed[name] = install(patch)
             except NotApplicable as exc:
@@ -120,6 +144,8 @@ class Registry:
             installed = self._installed.pop(name, None)
             if installed is None:
                 return False
+            from .installer import uninstall
+
             note = uninstall(installed)
             self._states[name] = (State.DISABLED, reason)
         if note:
