@@ -1,7 +1,9 @@
 """The benchmark workloads, as a user would write them in a training loop.
 
-Each workload is ``make() -> (step, args)``; ``step(*args)`` is the function
-that gets compiled. Documented workloads need tensordict; neutral ones touch
+Each workload is ``make() -> (step, args[, after])``; ``step(*args)`` is the
+function that gets compiled and ``after(result)``, if given, runs eagerly after
+each step (the backward pass: ``Tensor.backward`` inside the compiled function
+is a graph break on every torch release, so users call it outside). Documented workloads need tensordict; neutral ones touch
 none of the patched patterns.
 """
 
@@ -75,9 +77,7 @@ def _loss_step(obs, actor_params, critic_params, target_params, actor, critic):
         value = critic(torch.cat([obs, action], -1))
     with target_params.to_module(critic):
         target = critic(torch.cat([obs, action.detach()], -1)).detach()
-    loss = (value - 0.99 * target).pow(2).mean() - value.mean()
-    loss.backward()
-    return loss.detach()
+    return (value - 0.99 * target).pow(2).mean() - value.mean()
 
 
 def torchrl_loss():
@@ -86,18 +86,20 @@ def torchrl_loss():
     critic = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 1))
     critic_params = _params(critic)
     target = critic_params.data.clone()
-    return _loss_step, (torch.randn(64, 16), _params(actor), critic_params, target, actor, critic)
+    return _loss_step, (torch.randn(64, 16), _params(actor), critic_params, target, actor, critic), _backward
 
 
-def _train_step(x, y, model, opt_lr):
-    loss = nn.functional.mse_loss(model(x), y)
-    grads = torch.autograd.grad(loss, list(model.parameters()))
-    return loss.detach(), [g.norm() for g in grads]
+def _backward(loss):
+    loss.backward()
+
+
+def _train_step(x, y, model):
+    return nn.functional.mse_loss(model(x), y)
 
 
 def neutral_mlp():
     model = _mlp()
-    return _train_step, (torch.randn(64, 16), torch.randn(64, 4), model, 0.1)
+    return _train_step, (torch.randn(64, 16), torch.randn(64, 4), model), _backward
 
 
 def _dict_heavy(batch):
