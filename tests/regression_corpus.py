@@ -18,10 +18,12 @@ import json
 import sys
 import warnings
 from collections import OrderedDict, defaultdict, namedtuple
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 
 import torch
 from torch import nn
+
+from tdcompat.cases.mappings import StoreMapping
 
 PROGRAMS = {}
 #: program -> torch range where it does touch a patched gap (skipped there)
@@ -144,24 +146,9 @@ def mapping_getitem_and_len():
     return (lambda m: m["a"] * len(m)), lambda: (ReadOnly(dict(a=torch.ones(2), b=torch.ones(3))),)
 
 
-class Store(MutableMapping):
+class Store(StoreMapping):
     def __init__(self):
-        self._data = {}
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __setitem__(self, key, value):
-        self._data[key] = value
-
-    def __delitem__(self, key):
-        del self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
+        self._store = {}
 
 
 def _store():
