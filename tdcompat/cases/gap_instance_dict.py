@@ -295,15 +295,15 @@ _CTX = {pname: _in_ctx(fn) for pname, fn in _PATTERNS}
 globals().update({f.__name__: f for f in _CTX.values()})  # picklable by name
 
 # Unpatched outcomes, measured on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0,
-# 2.13.0 and 2.15.0 (eager and aot_eager agree; 2.12 has no env: the <2.13 bound
-# is where DunderDictVariable, pytorch/pytorch#174570/#174941, takes over).
+# 2.12.1, 2.13.0 and 2.15.0 (eager and aot_eager agree; from 2.12.1 on
+# DunderDictVariable, pytorch/pytorch#174570/#174941, handles all of them).
 _ITEM = (Expect("<2.7", GRAPH_BREAK),)  # GetAttrVariable.call_method __setitem__: #144419 (2.7)
 _VARS = (Expect("<2.9", GRAPH_BREAK),)  # BuiltinVariable.call_vars: 2.9
-_OTHER = (Expect("<2.13", GRAPH_BREAK),)  # update/setdefault/pop/__delitem__: DunderDictVariable (2.13)
+_OTHER = (Expect("<2.12", GRAPH_BREAK),)  # update/setdefault/pop/__delitem__: DunderDictVariable (measured: 2.12.1)
 _MAPPING = (Expect("<2.6", GRAPH_BREAK),)  # 2.6: MutableMappingVariable.var_getattr('__dict__') is a ConstDictVariable
 # ... whose deletions 2.6-2.12 do not see when the attribute is read back (hasattr(m, k) stays True)
-_MAPPING_DEL = (Expect("<2.6", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT))
-_MAPPING_VARS_DEL = (Expect("<2.9", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT))
+_MAPPING_DEL = (Expect("<2.6", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT))
+_MAPPING_VARS_DEL = (Expect("<2.9", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT))
 
 
 def _expected(kind, pattern):

@@ -28,7 +28,7 @@ Every write falls through to ``VariableTracker.call_method`` and graph-breaks:
   directly_update_dict=True)``), but ``update``, ``setdefault``, ``pop`` and
   ``__delitem__`` still fall through (``Unsupported method call``); #107054
   had closed ``setdefault`` as won't-fix.
-* torch 2.13: ``__dict__`` became a real dictionary backed by the side-effects
+* torch 2.12 (measured on 2.12.1; first thought to be 2.13): ``__dict__`` became a real dictionary backed by the side-effects
   table (``DunderDictVariable`` in ``variables/dicts.py``, pytorch/pytorch#174570
   and #174941); nothing to patch.
 
@@ -50,7 +50,7 @@ without a data descriptor on the class is exactly a ``__dict__`` write.
 Two registry entries, on two different methods (the installer cannot revert
 two entries that wrap one method independently):
 
-* ``instance-dict-writes`` (this module, torch <2.13) wraps
+* ``instance-dict-writes`` (this module, torch <2.12) wraps
   ``GetAttrVariable.call_method`` for ``__setitem__``, ``update``,
   ``setdefault``, ``pop`` and ``__delitem__`` on
   ``GetAttrVariable(<user object>, "__dict__")``. Where Dynamo handles
@@ -413,7 +413,7 @@ PATCH = Patch(
     ),
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
     mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.13)",
-    torch="<2.13",
+    torch="<2.12",  # measured: 2.11.0 fails, 2.12.1 passes natively
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
@@ -431,5 +431,5 @@ PATCH = Patch(
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
         "torch._dynamo.exc:raise_observed_exception",
     ),
-    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.13) on user objects, modules, mappings, context managers",
+    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules, mappings, context managers",
 )
