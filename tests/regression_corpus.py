@@ -345,7 +345,7 @@ class Scope:
         return False
 
 
-@program(gap_on="<2.15")  # `with` on an input object: input-context-manager
+@program(gap_on="<2.14")  # `with` on an input object: input-context-manager
 def user_context_manager():
     def f(scope, x):
         with scope:

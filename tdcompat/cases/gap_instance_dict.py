@@ -360,7 +360,7 @@ CASES = tuple(
          doc="update/pop on the __dict__ of an object made in the frame, which then escapes"),
     # What documented cell 3 needs next on 2.5.1 + tensordict 0.6.2 (`with _self._param_td.unlock_():`).
     Case("with_input_context_manager", ("input-context-manager", "instance-dict-writes"), with_input, _input_ctx,
-         unpatched=(Expect("<2.15", GRAPH_BREAK),),
+         unpatched=(Expect("<2.14", GRAPH_BREAK),),
          doc="`with cm:` for a context manager passed in (UserDefinedObjectVariable)"),
     Case("with_input_mapping_context_manager", ("input-context-manager", "instance-dict-writes"), with_input_mapping, _locked_mapping,
          unpatched=(Expect(">=2.5", GRAPH_BREAK),),

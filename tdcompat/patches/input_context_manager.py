@@ -22,7 +22,7 @@ from 2.7 also ``SideEffects.track_object_new_from_user_defined_class``, i.e.
 an attribute of one, what one of its methods returns) is a
 ``UserDefinedObjectVariable``/``MutableMappingVariable``, and ``with`` on it
 graph-breaks on every release measured (2.5.1-2.15.0 for a MutableMapping;
-2.15 accepts plain objects).
+2.14.1 and later accept plain objects).
 
 The patch: for exactly those two tracker types, when the class's
 ``__enter__``/``__exit__`` are plain Python functions, the class supports
