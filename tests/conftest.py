@@ -38,13 +38,7 @@ def last_json(proc: subprocess.CompletedProcess):
 
 @pytest.fixture(scope="session")
 def unpatched_results():
-    """The whole catalog run once without tdcompat, in its own process."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "tdcompat.cases.runner"],
-        capture_output=True,
-        text=True,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("TDCOMPAT_")}, "TDCOMPAT_DISABLE": "*"},
-        timeout=3000,
-    )
-    assert proc.returncode == 0, proc.stderr[-6000:]
-    return last_json(proc)
+    """The whole catalog run once without tdcompat, in its own process (as the doctor does)."""
+    from tdcompat.doctor import _run_side
+
+    return _run_side(False, [], [])

@@ -75,22 +75,10 @@ class BatchIterMapping(StoreMapping):
     def __init__(self, items):
         self._store = dict(items)
 
-    def __getitem__(self, key):
-        return self._store[key]
-
-    def __setitem__(self, key, value):
-        self._store[key] = value
-
-    def __delitem__(self, key):
-        del self._store[key]
-
     def __iter__(self):
         first = next(iter(self._store.values()))
         for i in range(first.shape[0]):
             yield {k: v[i] for k, v in self._store.items()}
-
-    def __len__(self):
-        return len(self._store)
 
     def keys(self):
         return self._store.keys()
