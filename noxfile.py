@@ -14,22 +14,30 @@ minutes per release; a reused environment only reinstalls tdcompat itself.
 from __future__ import annotations
 
 import os
+import pathlib
 
 import nox
 
-# torch minor -> (latest patch release, the tensordict pip pairs with it)
+HERE = pathlib.Path(__file__).parent
+
+
+def _pins(path: pathlib.Path) -> dict:
+    """``name==version`` lines of one requirements file (comments and blanks skipped)."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+# torch minor -> (latest patch release, the tensordict pip pairs with it), from
+# requirements/torch-<minor>.txt: one file per release, readable by any tooling.
 MATRIX = {
-    "2.5": ("2.5.1", "0.6.2"),
-    "2.6": ("2.6.0", "0.7.2"),
-    "2.7": ("2.7.1", "0.14.3"),
-    "2.8": ("2.8.0", "0.14.3"),
-    "2.9": ("2.9.1", "0.14.3"),
-    "2.10": ("2.10.0", "0.14.3"),
-    "2.11": ("2.11.0", "0.15.3"),
-    "2.12": ("2.12.1", "0.15.3"),
-    "2.13": ("2.13.0", "0.15.3"),
-    "2.14": ("2.14.1", "0.15.3"),
-    "2.15": ("2.15.0", "0.15.3"),
+    path.stem[len("torch-"):]: (pins["torch"], pins["tensordict"])
+    for path in sorted(HERE.glob("requirements/torch-*.txt"), key=lambda p: tuple(map(int, p.stem[6:].split("."))))
+    for pins in [_pins(path)]
 }
 CI = {"2.5", "2.13", "2.15"}
 
