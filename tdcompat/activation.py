@@ -66,7 +66,8 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
                 off = config.disabled(registry.names)
                 chosen = [n for n in registry.names if n not in off]
             else:
-                chosen = sorted(config.names_from(",".join(names), registry.names, source="patch() argument"))
+                named = config.names_from(",".join(names), registry.names, source="patch() argument")
+                chosen = [n for n in registry.order if n in named or any(n in _needs_closure(registry, m) for m in named)]
         except config.ConfigError as exc:
             registry.problem = str(exc)
             for name in registry.names:
@@ -85,7 +86,7 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
             return []
         registry.problem = None
         applied = []
-        for name in registry.names:
+        for name in registry.order:
             patch = registry.get(name)
             if name not in chosen:
                 if not registry.is_applied(name):
@@ -99,6 +100,16 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
             if not wanted:
                 registry.set_state(name, State.NOT_NEEDED, f"not needed on torch {version} (range {patch.torch})")
                 continue
+            missing = _missing_need(registry, patch)
+            if missing is not None:
+                dep, (dep_state, _) = missing
+                reason = f"needs {dep!r} on torch {version}, which is {dep_state.value}"
+                if registry.is_applied(name):
+                    registry.revert(name, reason)
+                # A dependency the user switched off takes its dependents along quietly;
+                # one that could not be applied is a skip like any other.
+                registry.set_state(name, State.DISABLED, reason, strict, warn=dep_state is not State.DISABLED)
+                continue
             if registry.apply(name, strict) is State.APPLIED:
                 applied.append(name)
         if applied:
@@ -106,12 +117,38 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
         return applied
 
 
+def _needs_closure(registry: Registry, name: str) -> set:
+    out, todo = set(), list(registry.get(name).needs)
+    while todo:
+        dep = todo.pop()
+        if dep not in out:
+            out.add(dep)
+            todo.extend(registry.get(dep).needs)
+    return out
+
+
+def _missing_need(registry: Registry, patch):
+    """The first patch ``patch`` needs that this torch needs too but is not applied, with its state."""
+    for dep in patch.needs:
+        state = registry.state(dep)
+        if state not in (State.APPLIED, State.NOT_NEEDED):
+            return dep, registry._states[dep]
+    return None
+
+
 def deactivate(registry: Registry, names: Optional[Iterable[str]]) -> List[str]:
     with registry._lock:
         chosen = registry.names if names is None else sorted(
             config.names_from(",".join(names), registry.names, source="unpatch() argument")
         )
-        reverted = [n for n in chosen if registry.revert(n, "reverted by tdcompat.unpatch()")]
+        reverted = []
+        for name in chosen:
+            # What needs a reverted patch would be silently wrong without it: it goes first.
+            for dependent in reversed(registry.needed_by(name)):
+                if registry.revert(dependent, f"reverted with {name!r}, which it needs"):
+                    reverted.append(dependent)
+            if registry.revert(name, "reverted by tdcompat.unpatch()"):
+                reverted.append(name)
         if reverted:
             clear_dynamo_caches()
         return reverted

@@ -83,6 +83,7 @@ class Registry:
                 if key in owners:
                     raise ValueError(f"patches {owners[key]!r} and {patch.name!r} both wrap {target.qualname}")
                 owners[key] = patch.name
+        self._order_ = _dependency_order(patches)
         self._patches_ = patches
         self._states = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in patches}
         self._loaded = True
@@ -99,6 +100,23 @@ class Registry:
     @property
     def names(self) -> List[str]:
         return list(self._patches)
+
+    @property
+    def order(self) -> List[str]:
+        """The names with every patch after the patches it ``needs``."""
+        self._patches  # noqa: B018 - loads
+        return list(self._order_)
+
+    def needed_by(self, name: str) -> List[str]:
+        """Patches that need ``name``, directly or through others, in apply order."""
+        out: List[str] = []
+        for other in self.order:
+            if any(dep == name or dep in out for dep in self._patches[other].needs):
+                out.append(other)
+        return out
+
+    def state(self, name: str) -> State:
+        return self._states[name][0]
 
     def get(self, name: str) -> Patch:
         return self._patches[name]
@@ -151,6 +169,29 @@ class Registry:
         if note:
             report(f"tdcompat: {note}", strict=False, key=note, seen=self._warned)
         return True
+
+
+def _dependency_order(patches: Dict[str, "Patch"]) -> List[str]:
+    """Declaration order, moved so that each patch comes after what it needs."""
+    order: List[str] = []
+    visiting: List[str] = []
+
+    def visit(name: str, by: str) -> None:
+        if name in order:
+            return
+        if name not in patches:
+            raise ValueError(f"patch {by!r} needs unknown patch {name!r}")
+        if name in visiting:
+            raise ValueError(f"patches need each other in a cycle: {' -> '.join(visiting + [name])}")
+        visiting.append(name)
+        for dep in patches[name].needs:
+            visit(dep, name)
+        visiting.pop()
+        order.append(name)
+
+    for name in patches:
+        visit(name, name)
+    return order
 
 
 def report(message: str, strict: bool, key=None, seen: Optional[set] = None) -> None:

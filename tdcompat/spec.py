@@ -57,6 +57,11 @@ class Patch:
     targets: Tuple[Target, ...]
     #: Further internals the wrappers use: ``"module:attr.attr"`` strings.
     requires: Tuple[str, ...] = ()
+    #: Patches this one relies on, wherever their own range says this torch needs
+    #: them: without them its fix would be silently wrong, not merely incomplete.
+    #: The registry applies them first and leaves this patch off when one of them
+    #: is disabled, not applicable or failed (``status()`` says which).
+    needs: Tuple[str, ...] = ()
     #: For a pre-release at the edge of ``torch`` (see ``versions.py``): returns
     #: True when the installed Dynamo still has the gap.
     probe: Optional[Callable[[], bool]] = None

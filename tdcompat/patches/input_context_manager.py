@@ -38,7 +38,7 @@ the object's one side-effect record, and the release-specific bookkeeping of
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "input-context-manager"
 
@@ -118,6 +118,7 @@ def _setup_or_before_with(wrapped, instance, args, kwargs):
             return DEFER
     if type(ctx) not in receivers or not _plain_context_manager(type(ctx.value)):
         return DEFER
+    effects_begin()
     stack[-1] = wrapper_cls(ctx)
     return DEFER  # Dynamo's own setup_or_before_with, now on a context-manager tracker
 
@@ -140,5 +141,7 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:MutableMappingVariable",
         "torch._dynamo.side_effects:SideEffects.cls_supports_mutation_side_effects",
     ),
+    # 2.6-2.8: the writes in __enter__/__exit__ of an input mapping are only replayed once it is tracked.
+    needs=("mutable-mapping-setattr",),
     summary="with <user object or MutableMapping from an input>: enter/exit traced as a context manager",
 )

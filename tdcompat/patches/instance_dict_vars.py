@@ -21,7 +21,7 @@ where every traced call is dispatched, and acts only when the callee is the
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 from .instance_dict_writes import _bind, _realize, _receiver_types
 
 
@@ -68,6 +68,7 @@ def _call_function(wrapped, instance, args, kwargs):
     if type(obj) not in _receiver_types():
         return DEFER
     # What BuiltinVariable.call_vars does from 2.9 on.
+    effects_begin()
     instance.push(obj.var_getattr(instance, "__dict__"))
     return None
 
@@ -87,5 +88,7 @@ PATCH = Patch(
         "torch._dynamo.variables.builtin:BuiltinVariable",
         "torch._dynamo.symbolic_convert:InstructionTranslatorBase.push",
     ),
+    # vars(m) is m.__dict__: for an input mapping on 2.6-2.8 a stale copy without it.
+    needs=("mapping-dunder-dict",),
     summary="vars(obj) on user objects, modules, mappings and context managers is obj.__dict__",
 )

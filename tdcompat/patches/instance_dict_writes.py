@@ -47,24 +47,27 @@ table first, and after the frame Dynamo replays the stores with
 ``object.__setattr__`` (bypassing ``nn.Module.__setattr__``), which for a key
 without a data descriptor on the class is exactly a ``__dict__`` write.
 
-Two registry entries, on two different methods (the installer cannot revert
-two entries that wrap one method independently):
+Related registry entries (the installer cannot revert two entries that wrap
+one method independently, so each owns its own methods):
 
 * ``instance-dict-writes`` (this module, torch <2.12) wraps
-  ``GetAttrVariable.call_method`` for ``__setitem__``, ``update``,
-  ``setdefault``, ``pop`` and ``__delitem__`` on
-  ``GetAttrVariable(<user object>, "__dict__")``. Where Dynamo handles
-  ``__setitem__`` itself (``method_setattr_standard`` has
-  ``directly_update_dict``: 2.7 on) that call is left to Dynamo, and the
-  other writes store through that same method, as upstream's ``__setitem__`` does.
-  It also wraps ``MutableMappingVariable.var_getattr`` (user_defined.py) for one
-  read: 2.6-2.12 answer an input mapping's ``m.__dict__`` with a
-  ``ConstDictVariable`` copy of the real dictionary and look attributes up in
-  that copy, then on the real object, so after ``del m.__dict__[k]`` (or
-  ``pop``) ``m.k``/``hasattr(m, k)`` still find the stale value (silently wrong
-  on 2.6-2.12 even where the deletion itself traces). The wrapper raises the
-  ``AttributeError`` eager raises (graph break if the class or a ``__getattr__``
-  would answer instead).
+  ``GetAttrVariable.call_method`` on ``GetAttrVariable(<user object>, "__dict__")``:
+  - writes: ``__setitem__``, ``update``, ``setdefault``, ``pop`` and
+    ``__delitem__``. Where Dynamo handles ``__setitem__`` itself
+    (``method_setattr_standard`` has ``directly_update_dict``: 2.7 on) that call
+    is left to Dynamo, and the other writes store through that same method, as
+    upstream's ``__setitem__`` does.
+  - reads: ``__getitem__``, ``get`` and ``__contains__``. Dynamo answers them
+    with ``has_key_in_generic_dict`` (no guard: a key added to or removed from
+    an input object's ``__dict__`` between calls reuses stale code) and
+    ``obj.var_getattr(tx, key)`` (for a key a property or other data descriptor
+    of the class shadows, that is the descriptor's value, not the dictionary's).
+    The reads here guard the presence test (``DICT_CONTAINS``) and read a
+    shadowed key from the dictionary item itself. ``setdefault``/``pop`` of a
+    present key read the same way.
+* ``mapping-dunder-dict`` (``mapping_dunder_dict.py``, 2.6-2.11): an input
+  ``MutableMapping``'s ``m.__dict__`` is that same ``GetAttrVariable`` view
+  instead of a stale ``ConstDictVariable`` copy.
 * ``instance-dict-vars`` (``instance_dict_vars.py``, torch <2.9): ``vars(<user
   object>)`` returns what 2.9's ``BuiltinVariable.call_vars`` returns.
 
@@ -81,12 +84,12 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
+_READS = frozenset(("__getitem__", "get", "__contains__"))
 
 _cache: dict = {}
-_MISSING = object()
 
 
 def _receiver_types():
@@ -234,9 +237,12 @@ def _store(tx, obj, key, value) -> None:
 
     _check_key(tx, obj, key)
     side_effects = tx.output.side_effects
-    if not side_effects.is_attribute_mutation(obj):
+    # A sourced object missing from the side-effects table (an input MutableMapping
+    # on 2.6-2.8 without mutable-mapping-setattr) would have its stores dropped.
+    if not side_effects.is_attribute_mutation(obj) or (obj.source is not None and obj.value not in side_effects):
         graph_break("__dict__ write on an untracked object", f"{obj}.__dict__[{key!r}]",
                     "Dynamo does not track attribute mutations of this object")
+    effects_begin()
     if _native_setitem():
         obj.method_setattr_standard(tx, variables.ConstantVariable.create(key), value, directly_update_dict=True)
     else:
@@ -244,8 +250,54 @@ def _store(tx, obj, key, value) -> None:
 
 
 def _read(tx, obj, key):
-    """``obj.__dict__[key]`` for a present key, through Dynamo's own read path."""
-    return obj.var_getattr(tx, key)
+    """``obj.__dict__[key]`` for a present key: the instance dictionary's value.
+
+    Dynamo's own read path (``obj.var_getattr(tx, key)``) is right for a key no
+    data descriptor of the class shadows; for one that is shadowed (a property
+    named like an instance key) it would return what the descriptor returns, so
+    read the dictionary item itself: a value written in this frame, or the real
+    ``obj.__dict__[key]`` under its own source.
+    """
+    effects_begin()  # may inline user code (__getattr__) or install guards
+    side_effects = tx.output.side_effects
+    if side_effects.has_pending_mutation_of_attr(obj, key):
+        return side_effects.load_attr(obj, key)
+    if not _is_data_descriptor(obj.value, key):
+        return obj.var_getattr(tx, key)
+    source = getattr(obj, "source", None)
+    if source is None:
+        from ..dynamo_api import graph_break
+
+        graph_break("__dict__ read shadowed by a data descriptor", f"{obj}.__dict__[{key!r}]",
+                    "the object has no source to read its instance dictionary from")
+    from torch._dynamo.source import AttrSource, GetItemSource
+    from torch._dynamo.variables.builder import VariableBuilder
+
+    return VariableBuilder(tx, GetItemSource(AttrSource(source, "__dict__"), key))(obj.value.__dict__[key])
+
+
+def _handle_read(tx, obj, name, call_args, call_kwargs):
+    """``__getitem__``/``get``/``__contains__``: Dynamo answers these (2.5-2.11) with
+    an unguarded presence test and ``var_getattr``; answer from the instance
+    dictionary, guarded. Returns DEFER for shapes it does not model."""
+    from torch._dynamo import variables
+
+    if call_kwargs or not call_args:
+        return DEFER
+    key = _const_str(call_args[0])
+    if key is None:
+        return DEFER
+    if name == "__contains__":
+        if len(call_args) != 1:
+            return DEFER
+        return variables.ConstantVariable.create(_has_key(tx, obj, key))
+    if len(call_args) > (2 if name == "get" else 1):
+        return DEFER
+    if _has_key(tx, obj, key):
+        return _read(tx, obj, key)
+    if name == "get":
+        return call_args[1] if len(call_args) == 2 else variables.ConstantVariable.create(None)
+    _missing_key(obj, name, key)
 
 
 def _missing_key(obj, name, key):
@@ -287,7 +339,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
-    if name not in _WRITES or (name == "__setitem__" and _native_setitem()):
+    if name not in _WRITES and name not in _READS or (name == "__setitem__" and _native_setitem()):
         return DEFER
     obj = instance.obj
     if type(obj) not in _receiver_types():
@@ -299,6 +351,8 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         return DEFER
     call_args = list(call_args)
     call_kwargs = dict(call_kwargs or {})
+    if name in _READS:
+        return _handle_read(tx, obj, name, call_args, call_kwargs)
     none = variables.ConstantVariable.create(None)
 
     if name == "update":
@@ -351,60 +405,6 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     return DEFER
 
 
-@fail_safe("instance-dict-writes")
-def _mapping_var_getattr(wrapped, instance, args, kwargs):
-    """``m.k`` after ``del m.__dict__[k]`` for an input MutableMapping (2.6-2.12).
-
-    There ``MutableMappingVariable.var_getattr`` answers ``m.__dict__`` with a
-    ``ConstDictVariable`` built from the real dictionary (``generic_dict_vt``)
-    and looks every attribute up in it first, then on the real object. A key
-    deleted from that dictionary in the frame is still on the real object, so
-    ``m.k``/``hasattr(m, "k")`` see the stale value. Raise the AttributeError eager raises.
-    """
-    bound = _bind(args, kwargs, ("tx", "name"))
-    if bound is None:
-        return DEFER
-    tx, name = bound
-    if not isinstance(name, str) or name in ("__dict__", "get"):
-        return DEFER
-    generic = getattr(instance, "__dict__", {}).get("generic_dict_vt")
-    if generic is None or instance.source is None:
-        return DEFER
-    cache = getattr(generic, "__dict__", {}).get("_cache")  # LazyVariableTracker
-    if cache is not None:
-        if cache.vt is None:  # never used: nothing was deleted through it
-            return DEFER
-        generic = cache.vt
-    from torch._dynamo import variables
-
-    source = getattr(generic, "source", None)
-    if not isinstance(generic, variables.ConstDictVariable) or getattr(source, "member", None) != "__dict__":
-        return DEFER  # the empty placeholder made in __init__: m.__dict__ was never read
-    real = getattr(instance.value, "__dict__", None)
-    if not isinstance(real, dict) or name not in real:
-        return DEFER
-    if generic.maybe_getitem_const(variables.ConstantVariable.create(name)) is not None:
-        return DEFER
-    if tx.output.side_effects.has_pending_mutation_of_attr(instance, name):
-        return DEFER  # set again by setattr after the deletion: Dynamo reads the pending value
-    import inspect
-
-    from ..dynamo_api import graph_break
-
-    cls = type(instance.value)
-    if inspect.getattr_static(cls, name, _MISSING) is not _MISSING or inspect.getattr_static(
-        cls, "__getattr__", None
-    ) is not None:
-        graph_break(
-            "read of an attribute deleted through __dict__",
-            f"{instance}.{name}",
-            "after the deletion the lookup would fall through to the class or __getattr__",
-        )
-    from torch._dynamo.exc import raise_observed_exception
-
-    raise_observed_exception(AttributeError, tx)
-
-
 PATCH = Patch(
     name="instance-dict-writes",
     fixes=(
@@ -417,8 +417,6 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
-        Target("torch._dynamo.variables.user_defined", "MutableMappingVariable", "var_getattr",
-               _mapping_var_getattr, params=("tx", "name")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
@@ -429,7 +427,8 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.method_setattr_standard",
         "torch._dynamo.variables:DeletedVariable",
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
-        "torch._dynamo.exc:raise_observed_exception",
+        "torch._dynamo.source:GetItemSource",
+        "torch._dynamo.variables.builder:VariableBuilder",
     ),
     summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules, mappings, context managers",
 )

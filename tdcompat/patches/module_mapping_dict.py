@@ -78,7 +78,7 @@ mapping additionally needs the "unhashable-module" patch.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "module-mapping-dict"
 
@@ -177,6 +177,7 @@ def _protocol_may_differ(value) -> bool:
 
 def _inline(tx, fn, args, kwargs):
     function_variable = _load()[2]
+    effects_begin()  # inlined user code: no fallback to the original after this
     return tx.inline_user_function_return(function_variable(fn), list(args), dict(kwargs))
 
 

@@ -34,7 +34,7 @@ module, extra arguments) keeps Dynamo's graph break.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "skipped-module-init"
 _WRAPPER_QUALNAME = "install_generation_tagging_init.<locals>.patched_init"
@@ -74,6 +74,7 @@ def _call_function(wrapped, instance, args, kwargs):
     from torch._dynamo.mutation_guard import unpatched_nn_module_init
     from torch._dynamo.variables.functions import UserFunctionVariable
 
+    effects_begin()  # inlines nn.Module.__init__
     with do_not_convert_to_tracable_parameter():
         return UserFunctionVariable(unpatched_nn_module_init).call_function(tx, list(call_args), {})
 
