@@ -34,3 +34,25 @@ def is_dynamo_control_flow(error: BaseException) -> bool:
     from torch._dynamo import exc
 
     return isinstance(error, exc.TorchDynamoException) or type(error).__module__.startswith("torch._dynamo")
+
+
+def guard_dict_contains(source, key: str, present: bool) -> None:
+    """Guard that ``key in <the dict at source>`` stays ``present``.
+
+    ``GuardBuilder.DICT_CONTAINS(key=, invert=)`` up to about 2.12;
+    ``DICT_CONTAINS``/``DICT_NOT_CONTAINS`` (no ``invert``) from 2.13.
+    """
+    import functools
+
+    from torch._dynamo.guards import GuardBuilder
+
+    try:
+        from torch._dynamo.guards import install_guard
+    except ImportError:  # pragma: no cover - moved in some releases
+        from torch._guards import install_guard  # type: ignore[no-redef]
+    not_contains = getattr(GuardBuilder, "DICT_NOT_CONTAINS", None)
+    if not_contains is not None:
+        builder = functools.partial(GuardBuilder.DICT_CONTAINS if present else not_contains, key=key)
+    else:
+        builder = functools.partial(GuardBuilder.DICT_CONTAINS, key=key, invert=not present)
+    install_guard(source.make_guard(builder))

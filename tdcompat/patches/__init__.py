@@ -11,6 +11,7 @@ import importlib
 _PATCH_MODULES = (
     "instance_dict_writes",
     "mapping_dunder_dict",
+    "dunder_dict_guards",
     "instance_dict_vars",
     "input_context_manager",
     "weakref_reconstruct",

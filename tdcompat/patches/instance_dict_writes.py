@@ -171,19 +171,11 @@ def _guard_contains(tx, obj, key, present) -> None:
     source = getattr(obj, "source", None)
     if source is None or tx.output.side_effects.has_pending_mutation_of_attr(obj, key):
         return
-    import functools
-
-    from torch._dynamo.guards import GuardBuilder
     from torch._dynamo.source import AttrSource
 
-    try:
-        from torch._dynamo.guards import install_guard
-    except ImportError:  # pragma: no cover - moved in some releases
-        from torch._guards import install_guard  # type: ignore[no-redef]
-    dict_source = AttrSource(source, "__dict__")
-    install_guard(
-        dict_source.make_guard(functools.partial(GuardBuilder.DICT_CONTAINS, key=key, invert=not present))
-    )
+    from ..dynamo_api import guard_dict_contains
+
+    guard_dict_contains(AttrSource(source, "__dict__"), key, present)
 
 
 def _has_key(tx, obj, key) -> bool:
@@ -270,10 +262,11 @@ def _read(tx, obj, key):
 
         graph_break("__dict__ read shadowed by a data descriptor", f"{obj}.__dict__[{key!r}]",
                     "the object has no source to read its instance dictionary from")
-    from torch._dynamo.source import AttrSource, GetItemSource
+    from torch._dynamo import source as sources
     from torch._dynamo.variables.builder import VariableBuilder
 
-    return VariableBuilder(tx, GetItemSource(AttrSource(source, "__dict__"), key))(obj.value.__dict__[key])
+    item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)  # 2.8 insists on the former
+    return VariableBuilder(tx, item_source(sources.AttrSource(source, "__dict__"), key))(obj.value.__dict__[key])
 
 
 def _handle_read(tx, obj, name, call_args, call_kwargs):
@@ -427,7 +420,7 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.method_setattr_standard",
         "torch._dynamo.variables:DeletedVariable",
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
-        "torch._dynamo.source:GetItemSource",
+        "torch._dynamo.source:AttrSource",
         "torch._dynamo.variables.builder:VariableBuilder",
     ),
     summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules, mappings, context managers",
