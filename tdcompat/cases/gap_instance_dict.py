@@ -324,7 +324,7 @@ _KINDS = (("plain", _plain), ("mapping", _mapping), ("module", _mod))
 CASES = tuple(
     Case(
         f"dict_{kind}_{pname}",
-        _patches(pname),
+        _patches(pname) + (("mapping-dunder-dict",) if kind == "mapping" else ()),
         fn,
         inputs,
         unpatched=_expected(kind, pname),
@@ -366,3 +366,85 @@ CASES = tuple(
          unpatched=(Expect(">=2.5", GRAPH_BREAK),),
          doc="`with m.unlock_():` for a MutableMapping passed in (tensordict 0.6 TensorDictParams)"),
 )
+
+
+# -- reads through __dict__ / vars() that must see the instance dictionary itself ---
+# (issue 11: found by the differential fuzzer; every one of these is a *silently
+# wrong* result somewhere without tdcompat, none a mere graph break)
+class Shadowed:
+    """Instance keys that a property (a data descriptor) and a class attribute share."""
+
+    c = 5
+
+    def __init__(self):
+        self.a = torch.ones(3)
+        self.__dict__["p"] = 3
+        self.__dict__["c"] = 4
+
+    @property
+    def p(self):
+        return 100
+
+
+def _shadowed():
+    return torch.randn(3), Shadowed()
+
+
+def read_shadowed_key(x, o):
+    return x * o.__dict__["p"], o.__dict__.get("p"), o.p, o.c, o.__dict__["c"], "p" in o.__dict__
+
+
+def setdefault_shadowed_key(x, o):
+    return x * o.__dict__.setdefault("p", 7), o.__dict__.setdefault("c", 9), o.p, o.c
+
+
+def vars_read_shadowed_key(x, o):
+    return x * vars(o)["p"], vars(o).get("c"), o.p
+
+
+def read_after_setattr(x, o):
+    o.a = x + 2
+    o.n = 5
+    return o.__dict__["a"] * 2, o.__dict__.get("n"), "n" in o.__dict__, o.a
+
+
+def vars_read_after_setattr(x, o):
+    o.a = x + 2
+    return vars(o)["a"] * 2, vars(o).get("n"), o.a
+
+
+def contains_input_key(x, o):
+    """The second call's object has an instance key ``b`` the first one lacked."""
+    present = "b" in o.__dict__
+    return present, o.__dict__.get("b", x), x + 1
+
+
+_MM = ("mapping-dunder-dict", "mutable-mapping-setattr")
+
+CASES = CASES + (
+    # GetAttrVariable.call_method __getitem__/get answers with var_getattr: the property's value (2.5-2.11).
+    Case("dict_read_shadowed_key", P, read_shadowed_key, _shadowed, unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="o.__dict__['p'] where a property p shadows the instance key: the dictionary's value, not the property's"),
+    Case("dict_setdefault_shadowed_key", P, setdefault_shadowed_key, _shadowed, unpatched=_OTHER,
+         doc="o.__dict__.setdefault(k, d) for a present key a property/class attribute shadows returns the dict's value"),
+    Case("vars_read_shadowed_key", PV, vars_read_shadowed_key, _shadowed,
+         unpatched=(Expect("<2.9", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT)),
+         doc="vars(o)['p'] where a property p shadows the instance key"),
+    # MutableMappingVariable.var_getattr('__dict__') is a copy that does not see m.k = v (2.6-2.11).
+    Case("dict_mapping_read_after_setattr", _MM, read_after_setattr, _mapping,
+         unpatched=(Expect("<2.6", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT)),
+         doc="m.__dict__[k] after m.k = v in the same frame, for a MutableMapping passed in"),
+    Case("vars_mapping_read_after_setattr", ("instance-dict-vars",) + _MM, vars_read_after_setattr, _mapping,
+         unpatched=(Expect("<2.9", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT)),
+         doc="vars(m)[k] after m.k = v in the same frame, for a MutableMapping passed in"),
+    Case("dict_plain_read_after_setattr", P, read_after_setattr, _plain,
+         doc="control: o.__dict__[k] after o.k = v for a plain object (right on every release)"),
+    # `k in o.__dict__` is decided without a guard: 2.5-2.11 GetAttrVariable, 2.12+ DunderDictVariable.
+    Case("dict_plain_contains_input_key", ("instance-dict-writes", "dunder-dict-guards"), contains_input_key, _plain,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="'b' in o.__dict__ / o.__dict__.get('b') on a second call whose object has b"),
+    Case("dict_mapping_contains_input_key", ("instance-dict-writes", "dunder-dict-guards"), contains_input_key,
+         _mapping, unpatched=(Expect("<2.6", WRONG_RESULT), Expect(">=2.12", WRONG_RESULT)),
+         doc="the same for a MutableMapping (2.6-2.11 read a guarded copy of its __dict__)"),
+)
+

@@ -4,7 +4,10 @@ The outcome vocabulary is the one users care about:
 
 ``ok``            compiled under ``fullgraph=True`` and equal to eager: return
                   value and the state of every input object afterwards, on two
-                  calls with fresh inputs (the second catches stale guards).
+                  calls with fresh inputs. The second call's inputs differ
+                  (other tensor values, integer attributes changed, an instance
+                  key added: see :func:`vary`), so code that should have been
+                  guarded and was not shows up as a wrong result.
 ``graph_break``   Dynamo refused (``Unsupported`` or any error it raised while tracing).
 ``wrong_result``  it ran, but the return value or some object's state differs
                   from eager (a silently lost side effect lands here).
@@ -45,6 +48,8 @@ class Case:
     needs_tensordict: bool = False
     backends: Tuple[str, ...] = ("eager", "aot_eager")
     doc: str = ""
+    #: Changes the second call's inputs in place (default: :func:`vary`).
+    vary: Optional[Callable[[Sequence[Any]], None]] = None
 
     def expected_unpatched(self, torch_version: str, tensordict_version: Optional[str]) -> str:
         from packaging.specifiers import SpecifierSet
@@ -73,13 +78,39 @@ class Outcome:
         return dataclasses.asdict(self)
 
 
-def _fresh(case: Case) -> Sequence[Any]:
-    torch.manual_seed(0)
-    return tuple(case.inputs())
+#: The instance key :func:`vary` adds to the second call's objects.
+EXTRA_KEY = "b"
 
 
-def _eager(case: Case):
-    args = _fresh(case)
+def vary(args: Sequence[Any]) -> None:
+    """The second call's inputs: integer attributes of the objects passed in are
+    changed and, where it is not there yet, an instance key ``b`` is added, so a
+    decision Dynamo took on the first call's keys or values without a guard gives
+    a wrong result here. Tensordict objects are left alone (their ``__setattr__``
+    is their own)."""
+    for arg in args:
+        if isinstance(arg, torch.Tensor) or type(arg).__module__.startswith("tensordict"):
+            continue
+        attrs = getattr(arg, "__dict__", None)
+        if not isinstance(attrs, dict):
+            continue
+        for key, value in list(attrs.items()):
+            if type(value) is int:
+                attrs[key] = value + 1
+        if EXTRA_KEY not in attrs and not hasattr(type(arg), EXTRA_KEY):
+            attrs[EXTRA_KEY] = torch.full((3,), 7.0)
+
+
+def _fresh(case: Case, call: int = 1) -> Sequence[Any]:
+    torch.manual_seed(call - 1)
+    args = tuple(case.inputs())
+    if call == 2:
+        (case.vary or vary)(args)
+    return args
+
+
+def _eager(case: Case, call: int = 1):
+    args = _fresh(case, call)
     result = case.fn(*args)
     return snapshot(result), snapshot(args)
 
@@ -94,10 +125,10 @@ def run_case(case: Case, backend: str = "eager") -> Outcome:
     compiled = torch.compile(case.fn, fullgraph=True, backend=counter)
     for call in (1, 2):
         try:
-            expected_result, expected_state = _eager(case)
+            expected_result, expected_state = _eager(case, call)
         except Exception as exc:  # noqa: BLE001
-            return Outcome(EAGER_ERROR, f"{type(exc).__name__}: {exc}")
-        args = _fresh(case)
+            return Outcome(EAGER_ERROR, f"call {call}: {type(exc).__name__}: {exc}")
+        args = _fresh(case, call)
         try:
             result = compiled(*args)
         except Exception as exc:  # noqa: BLE001 - any tracing failure is a break for the user
