@@ -226,3 +226,105 @@ def test_duplicate_names_rejected():
 def test_two_patches_may_not_wrap_one_method():
     with pytest.raises(ValueError, match="both wrap"):
         Registry([make("double"), make("double-too")])
+
+
+# -- patches that need other patches ---------------------------------------------------
+def _dep_patches(dep_spec=">=2.5", dep_attr="greet"):
+    """``user`` needs ``base``; declared before it, so order must come from ``needs``."""
+    import dataclasses
+
+    user = dataclasses.replace(make("user", owner="Other"), needs=("base",))
+    return [user, make("base", attribute=dep_attr, spec=dep_spec)]
+
+
+def test_needed_patch_is_applied_first():
+    reg = Registry(_dep_patches())
+    assert reg.order == ["base", "user"]
+    assert reg.needed_by("base") == ["user"]
+    assert activation.activate(reg, None, explicit=False) == ["base", "user"]
+    activation.deactivate(reg, None)
+
+
+def test_disabling_a_needed_patch_disables_its_dependents(monkeypatch):
+    reg = Registry(_dep_patches())
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "base")
+    assert activation.activate(reg, None, explicit=False) == []
+    status = {s.name: s for s in reg.status()}
+    assert status["user"].state is State.DISABLED and "needs 'base'" in status["user"].reason
+    assert Other().greet("x") == "hi x"
+
+
+def test_a_needed_patch_that_cannot_apply_disables_its_dependents_with_a_warning():
+    reg = Registry(_dep_patches(dep_attr="renamed"))
+    with pytest.warns(TdcompatWarning, match="patch 'user' skipped: needs 'base'.*not applicable"):
+        assert activation.activate(reg, None, explicit=False) == []
+    assert Other().greet("x") == "hi x"
+
+
+def test_a_need_this_torch_does_not_have_is_no_obstacle():
+    reg = Registry(_dep_patches(dep_spec="<2.5"))  # fixed natively here: nothing to need
+    assert activation.activate(reg, None, explicit=False) == ["user"]
+    assert {s.name: s.state for s in reg.status()}["base"] is State.NOT_NEEDED
+    activation.deactivate(reg, None)
+
+
+def test_unpatching_a_needed_patch_reverts_its_dependents_first():
+    reg = Registry(_dep_patches())
+    activation.activate(reg, None, explicit=False)
+    assert activation.deactivate(reg, ["base"]) == ["user", "base"]
+    assert {s.name: s.state for s in reg.status()}["user"] is State.DISABLED
+    assert Other().greet("x") == "hi x" and Base().greet("x") == "hello x"
+
+
+def test_patch_by_name_brings_what_it_needs():
+    reg = Registry(_dep_patches())
+    assert activation.activate(reg, ["user"], explicit=True) == ["base", "user"]
+    activation.deactivate(reg, None)
+
+
+@pytest.mark.parametrize("needs, message", [(("nope",), "needs unknown patch 'nope'"), (("user",), "cycle")])
+def test_bad_needs_rejected(needs, message):
+    import dataclasses
+
+    with pytest.raises(ValueError, match=message):
+        Registry([dataclasses.replace(make("user"), needs=needs)])
+
+
+# -- a handler that fails after it had effects never runs the original -------------------
+calls = []
+
+
+@fail_safe("double-half-way")
+def half_way(wrapped, instance, args, kwargs):
+    from tdcompat.wrappers import effects_begin
+
+    effects_begin()
+    calls.append("handler effect")
+    raise KeyError("failed after its effect")
+
+
+@fail_safe("double-after-original")
+def after_original(wrapped, instance, args, kwargs):
+    wrapped(*args, **kwargs)
+    raise KeyError("failed after calling the original")
+
+
+@pytest.mark.parametrize("handler", [half_way, after_original])
+def test_handler_failure_after_effects_graph_breaks(handler):
+    from torch._dynamo.exc import Unsupported
+
+    original = Base.greet
+    seen = []
+    Base.greet = lambda self, name: seen.append(name) or f"hello {name}"
+    try:
+        reg = Registry([make(handler.__name__, handler=handler)])
+        reg.apply(handler.__name__, strict=False)
+        with pytest.warns(TdcompatWarning, match="graph-breaks instead"):
+            with pytest.raises(Unsupported, match="tdcompat patch failed after it had effects") as info:
+                Base().greet("x")
+        assert isinstance(info.value.__cause__, KeyError)
+        # The original ran at most once: only where the handler itself called it.
+        assert seen == (["x"] if handler is after_original else [])
+        reg.revert(handler.__name__, "t")
+    finally:
+        Base.greet = original

@@ -1,0 +1,1204 @@
+"""A seeded differential fuzzer for tdcompat (issue 11, "never worse").
+
+tdcompat's promise: a program compiled with tdcompat may graph-break, but it
+never returns a result different from eager where plain ``torch.compile`` did
+not, and in tdcompat's families it never returns a silently wrong result at all.
+
+This module generates small programs from a grammar over the patterns tdcompat
+patches (attribute writes and reads on plain objects, modules and mappings,
+``obj.__dict__`` and ``vars(obj)`` reads and writes, ``dict(m)``/``{**m}``/
+``f(**m)`` over mappings, ``with obj:``, weak references), renders each as
+Python *source text*, and runs it three ways in this one process:
+
+1. eagerly;
+2. compiled with tdcompat reverted (``tdcompat.unpatch()``);
+3. compiled with tdcompat applied (``tdcompat.patch()``).
+
+Each compiled function is called twice with different, fresh inputs (tensor
+values, attribute values, an instance key and a mapping key present on one call
+and absent on the other, a fresh object bound to each global) and compared
+with an eager run on equal fresh inputs: the returned list ``out`` and the state
+of every object passed in or bound as a global (``tdcompat.cases.snapshot``).
+
+Outcome of one compiled side: ``ok``; ``break`` (raised a Dynamo exception:
+``Unsupported`` under ``fullgraph=True``, an internal Dynamo error); ``error``
+(raised a non-Dynamo exception eager did not raise); ``wrong`` (ran, result or
+state differs). Category of a program (see :func:`categorize`):
+
+``introduced``  patched wrong/error while unpatched was ok or break: a tdcompat defect.
+``native``      patched wrong/error and unpatched wrong/error: a divergence tdcompat leaves.
+``regressed``   patched break while unpatched was ok: tdcompat made a working program fail.
+``fixed``       unpatched wrong/error/break, patched ok.
+``break``       patched break, unpatched break or wrong.
+``ok``          both ok.
+``eager_error`` eager raised: a generator bug.
+
+A divergence is shrunk (ops and objects removed while its category and both
+sides' outcomes persist) and printed as a self-contained script.
+
+Entry points: :func:`run_fuzz` (used by ``scripts/fuzz.py``), :func:`generate`,
+:class:`Program.source`, :func:`run_program`, :func:`shrink`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import linecache
+import random
+import time
+import warnings
+import weakref
+import zlib
+from collections.abc import MutableMapping
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+try:  # optional: TensorDict / TensorDictParams kinds
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictParams
+
+    HAVE_TENSORDICT = True
+except Exception:  # noqa: BLE001
+    TensorDict = TensorDictParams = None
+    HAVE_TENSORDICT = False
+
+
+# ============================================================================
+# The objects.  Each class takes (x, n): x a tensor, n the call number; odd n
+# adds the instance key "b" and the mapping key "h", so the second call (n+1)
+# adds or removes one of each.
+# ============================================================================
+class Plain:
+    def __init__(self, x, n):
+        self.a = n
+        self.t = x + n
+        if n % 2:
+            self.b = "odd"
+
+
+class Shadow:
+    """A property ``p`` (hiding the instance key "p" present on even calls) and a
+    class attribute ``c`` (shadowed by the instance key "c" on odd calls)."""
+
+    c = 5
+
+    def __init__(self, x, n):
+        self.a = n
+        self.t = x + n
+        if n % 2:
+            self.b = "odd"
+            self.c = "odd"
+        else:
+            self.__dict__["p"] = -n
+
+    @property
+    def p(self):
+        return 7
+
+
+class Mod(torch.nn.Module):
+    def __init__(self, x, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(4) * n)
+        self.register_buffer("buf", x + n)
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+
+class Store(MutableMapping):
+    """A MutableMapping over ``self._store`` with ordinary attributes, ``p`` and ``c``."""
+
+    c = 5
+
+    def __init__(self, x, n):
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        self.t = x - n
+        if n % 2:
+            self.b = "odd"
+
+    @property
+    def p(self):
+        return 7
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class LiarKeys(MutableMapping):
+    """``keys()`` is a subset of what ``__iter__`` yields (CPython's dict(m) reads keys())."""
+
+    def __init__(self, x, n):
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+    def keys(self):
+        return [k for k in self._store if k != "k1"]
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class LiarItems(MutableMapping):
+    """``items()`` disagrees with ``keys()``/``__getitem__`` (it skips "k0" and doubles ints)."""
+
+    def __init__(self, x, n):
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+    def items(self):
+        return [(k, v * 2) for k, v in self._store.items() if k != "k0"]
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class ModMap(torch.nn.Module, MutableMapping):
+    """nn.Module + MutableMapping, hashable (Mapping sets ``__hash__ = None``; restored here)."""
+
+    __hash__ = object.__hash__
+
+    def __init__(self, x, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(4) * n)
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class ModMapU(torch.nn.Module, MutableMapping):
+    """nn.Module + MutableMapping without ``__hash__``: unhashable."""
+
+    def __init__(self, x, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(4) * n)
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+class Ctx:
+    """A context manager whose ``__enter__``/``__exit__`` write attributes."""
+
+    c = 5
+
+    def __init__(self, x, n):
+        self.a = n
+        self.t = x + n
+        self.depth = 0
+        if n % 2:
+            self.b = "odd"
+
+    @property
+    def p(self):
+        return 7
+
+    def __enter__(self):
+        self.depth += 1
+        self.__dict__["entered"] = True
+        return self
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        self.exits = getattr(self, "exits", 0) + 1
+        return False
+
+
+class CtxMap(MutableMapping):
+    """A MutableMapping context manager (like tensordict's ``with td.unlock_():``)."""
+
+    c = 5
+
+    def __init__(self, x, n):
+        self._store = {"k0": x + n, "k1": n}
+        if n % 2:
+            self._store["h"] = x * n
+        self.a = n
+        self.depth = 0
+        if n % 2:
+            self.b = "odd"
+
+    @property
+    def p(self):
+        return 7
+
+    def __enter__(self):
+        self.depth += 1
+        self.__dict__["entered"] = True
+        return self
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        self._store["k1"] = self.depth
+        return False
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+    def __delitem__(self, key):
+        del self._store[key]
+
+    def __iter__(self):
+        return iter(self._store)
+
+    def __len__(self):
+        return len(self._store)
+
+
+def make_td(x, n):
+    td = TensorDict({"k0": x + n, "k1": x * n}, batch_size=[])
+    if n % 2:
+        td["h"] = x - n
+    return td
+
+
+def make_tdp(x, n):
+    return TensorDictParams(TensorDict({"w": x + n, "k1": x * n}, batch_size=[]))
+
+
+def kw(**kwargs):
+    return kwargs
+
+
+def cb(ref):
+    return None
+
+
+# ============================================================================
+# The grammar
+# ============================================================================
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    name: str
+    ctor: str  # source of a constructor call; {x} and {n} are filled in
+    deps: Tuple[str, ...]  # names whose definitions a standalone repro needs
+    always: Tuple[str, ...] = ("a", "t")  # instance keys present on every call
+    maybe: Tuple[str, ...] = ("b",)  # instance keys present on odd calls only
+    props: Tuple[str, ...] = ()  # read-only properties
+    class_attrs: Tuple[str, ...] = ()  # plain class attributes
+    module_keys: Tuple[str, ...] = ()  # parameters/buffers (not in the instance __dict__)
+    mapping: bool = False
+    store_always: Tuple[str, ...] = ("k0", "k1")
+    store_maybe: Tuple[str, ...] = ("h",)
+    ctx: bool = False
+    td: bool = False  # modest op set: items, dict()/**, keys(), a few attributes, weakref
+    readonly_keys: Tuple[str, ...] = ()  # readable, never written (the ctx's own counters)
+
+    @property
+    def keys(self) -> Tuple[str, ...]:
+        if self.td:
+            return ("foo", "bar")
+        return self.always + self.maybe + ("z",) + self.props + self.class_attrs + self.module_keys
+
+    @property
+    def read_keys(self) -> Tuple[str, ...]:
+        return self.keys + self.readonly_keys
+
+    @property
+    def item_keys(self) -> Tuple[str, ...]:
+        return self.store_always + self.store_maybe + ("k2",)
+
+
+KINDS: Dict[str, Kind] = {
+    k.name: k
+    for k in [
+        Kind("Plain", "Plain({x}, {n})", ("Plain",)),
+        Kind("Shadow", "Shadow({x}, {n})", ("Shadow",), maybe=("b", "c", "p"), props=("p",),
+             class_attrs=("c",)),
+        Kind("Mod", "Mod({x}, {n})", ("Mod",), always=("a",), module_keys=("w", "buf")),
+        Kind("Store", "Store({x}, {n})", ("Store",), props=("p",), class_attrs=("c",), mapping=True),
+        Kind("LiarKeys", "LiarKeys({x}, {n})", ("LiarKeys",), always=("a",), mapping=True),
+        Kind("LiarItems", "LiarItems({x}, {n})", ("LiarItems",), always=("a",), mapping=True),
+        Kind("ModMap", "ModMap({x}, {n})", ("ModMap",), always=("a",), module_keys=("w",), mapping=True),
+        Kind("ModMapU", "ModMapU({x}, {n})", ("ModMapU",), always=("a",), module_keys=("w",), mapping=True),
+        Kind("Ctx", "Ctx({x}, {n})", ("Ctx",), props=("p",), class_attrs=("c",), ctx=True,
+             readonly_keys=("depth", "entered", "exits")),
+        Kind("CtxMap", "CtxMap({x}, {n})", ("CtxMap",), always=("a",), props=("p",), class_attrs=("c",),
+             mapping=True, ctx=True, readonly_keys=("depth", "entered")),
+        Kind("TD", "make_td({x}, {n})", ("make_td",), always=(), maybe=(), mapping=True, td=True,
+             store_always=("k0", "k1")),
+        Kind("TDP", "make_tdp({x}, {n})", ("make_tdp",), always=(), maybe=(), mapping=True, td=True,
+             store_always=("w", "k1"), store_maybe=()),
+    ]
+}
+TD_KINDS = ("TD", "TDP")
+ALWAYS_KINDS = tuple(k for k in KINDS if k not in TD_KINDS)
+
+PLACES = ("arg", "global", "local")
+VALUES = ("x + 1", "x * 2", "x - 0.5", "3", "-2", "'s'", "'v'")
+TENSOR_VALUES = ("x + 1", "x * 2", "x - 0.5")
+
+# op kinds
+ATTR_SET, ATTR_DEL, ATTR_GET, GETATTR, GETATTR_D, HASATTR = "attr_set", "attr_del", "attr_get", "getattr", "getattr_default", "hasattr"
+D_GET, D_SET, D_DEL, D_UPDATE, D_UPDATE_KW, D_SETDEFAULT = "d_get", "d_set", "d_del", "d_update", "d_update_kw", "d_setdefault"
+D_POP, D_POP_D, D_GETM, D_IN, V_GET, V_SET = "d_pop", "d_pop_default", "d_get_method", "d_in", "vars_get", "vars_set"
+M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL = "dict", "dict_kw", "unpack", "kwcall"
+M_KEYS, M_ITEMS, M_VALUES, M_SETITEM, M_GETITEM, M_LEN, M_IN = "keys", "items", "values", "setitem", "getitem", "len", "in"
+WITH, WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE = "with", "weakref", "weakref_cb", "weakref_escape", "weakref_store"
+
+ATTR_READS = (ATTR_GET, GETATTR, GETATTR_D, HASATTR, D_GET, D_GETM, D_IN, V_GET)
+ATTR_WRITES = (ATTR_SET, D_SET, D_UPDATE, D_UPDATE_KW, D_SETDEFAULT, V_SET)
+ATTR_REMOVES = (ATTR_DEL, D_DEL, D_POP, D_POP_D)
+MAP_READS = (M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL, M_KEYS, M_ITEMS, M_VALUES, M_GETITEM, M_LEN, M_IN)
+#: How a written key is read back: every read path, plus the writes that return the current value.
+READ_BACKS = ATTR_READS + (ATTR_GET, D_GET, V_GET, D_SETDEFAULT, D_POP_D)
+TD_ATTR_OPS = (ATTR_SET, ATTR_GET, GETATTR_D, HASATTR, ATTR_DEL)
+WEAKREFS = (WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE)
+
+CONFIGS: Tuple[Tuple[bool, str], ...] = ((True, "eager"), (False, "eager"), (True, "aot_eager"), (False, "aot_eager"))
+
+
+@dataclasses.dataclass
+class Obj:
+    kind: str
+    place: str
+
+
+@dataclasses.dataclass
+class Op:
+    kind: str
+    obj: int
+    key: str = ""
+    value: str = ""
+    body: List["Op"] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Program:
+    seed: int
+    objects: List[Obj]
+    ops: List[Op]
+    calls: Tuple[int, ...]
+    fullgraph: bool = True
+    backend: str = "eager"
+
+    @property
+    def config(self) -> str:
+        return f"fullgraph={self.fullgraph}, backend={self.backend!r}"
+
+    def name(self, i: int) -> str:
+        return {"arg": "a", "global": "G", "local": "o"}[self.objects[i].place] + str(i)
+
+    def used(self) -> List[int]:
+        seen = set()
+
+        def walk(ops):
+            for op in ops:
+                seen.add(op.obj)
+                walk(op.body)
+
+        walk(self.ops)
+        return sorted(seen)
+
+    # -- rendering ------------------------------------------------------------
+    def function_source(self) -> str:
+        """``make(n)`` (fresh inputs for call ``n``) and ``f(x, <args>)`` (the program)."""
+        args = [self.name(i) for i, o in enumerate(self.objects) if o.place == "arg"]
+        globs = [self.name(i) for i, o in enumerate(self.objects) if o.place == "global"]
+        make = ["def make(n):", "    x = torch.linspace(-1.0, 1.0, 4) * (n + 1)"]
+        for i, o in enumerate(self.objects):
+            if o.place != "local":
+                make.append(f"    {self.name(i)} = {KINDS[o.kind].ctor.format(x='x + 0', n='n')}")
+        make.append(f"    return x, ({''.join(a + ', ' for a in args)}), {{{', '.join(f'{g!r}: {g}' for g in globs)}}}")
+        lines = [f"def f({', '.join(['x'] + args)}):", "    out = []"]
+        for i, o in enumerate(self.objects):
+            if o.place == "local":
+                lines.append(f"    {self.name(i)} = {KINDS[o.kind].ctor.format(x='x', n=3)}")
+        state = {i: _State.initial(self, i) for i in range(len(self.objects))}
+        counter = [0]
+        lines += _render(self, self.ops, state, 1, counter)
+        for i, o in enumerate(self.objects):
+            if o.place == "local":
+                lines.append(f"    out.append({self.name(i)})")
+        lines.append("    return out")
+        return "\n".join(make) + "\n\n\n" + "\n".join(lines) + "\n"
+
+    def deps(self) -> List[str]:
+        names = []
+        for o in self.objects:
+            for d in KINDS[o.kind].deps:
+                if d not in names:
+                    names.append(d)
+        return names
+
+    def source(self, header: str = "") -> str:
+        """A self-contained script: imports, the classes used, make(), f(), and a check."""
+        uses_td = any(KINDS[o.kind].td for o in self.objects)
+        parts = [f"# {header}" if header else "", "import weakref", "from collections.abc import MutableMapping", "",
+                 "import torch"]
+        if uses_td:
+            parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
+        parts.append("")
+        for name in self.deps() + ["kw", "cb"]:
+            parts += ["", _source_of(name), ""]
+        parts += ["", self.function_source(), "", _CHECK.format(calls=self.calls, fullgraph=self.fullgraph,
+                                                              backend=self.backend)]
+        return "\n".join(p for p in parts if p is not None).lstrip("\n")
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def shape(self) -> str:
+        """What the program does, without values and with keys by their role
+        (key, maybe, missing, property, classattr, param, item): for deduplicating divergences."""
+
+        def role(op):
+            kind = KINDS[self.objects[op.obj].kind]
+            if not op.key:
+                return ""
+            if op.kind in (M_SETITEM, M_GETITEM, M_IN):
+                return ".item" if op.key in kind.store_always else ".item?"
+            for name, keys in (("key", kind.always + kind.readonly_keys + ("wr",)), ("maybe", kind.maybe),
+                               ("property", kind.props), ("classattr", kind.class_attrs), ("param", kind.module_keys)):
+                if op.key in keys:
+                    return "." + name
+            return ".missing" if op.key in ("z", "bar") else ".key"
+
+        def ops(items):
+            return ",".join(f"{o.kind}({self.objects[o.obj].kind}{role(o)})" + (f"[{ops(o.body)}]" if o.body else "")
+                            for o in items)
+
+        objs = ",".join(f"{o.kind}@{o.place}" for o in self.objects)
+        return f"{objs}: {ops(self.ops)}"
+
+
+_SOURCES: Dict[str, str] = {}
+
+
+def _source_of(name: str) -> str:
+    """The source of a class or helper of this module, read once (the file may change while a run goes on)."""
+    if not _SOURCES:
+        for kind in KINDS.values():
+            for dep in kind.deps + ("kw", "cb"):
+                _SOURCES[dep] = inspect.getsource(globals()[dep]).rstrip()
+    return _SOURCES[name]
+
+
+_CHECK = '''\
+def check(compile_fn=None):
+    """Eager vs compiled on equal fresh inputs, calls {calls}; returns the first difference."""
+    from tdcompat.cases.snapshot import diff, snapshot
+
+    compiled = (compile_fn or (lambda fn: torch.compile(fn, fullgraph={fullgraph}, backend={backend!r})))(f)
+    for n in {calls}:
+        x, args, glob = make(n)
+        globals().update(glob)
+        expected = snapshot((f(x, *args), args, glob))
+        x, args, glob = make(n)
+        globals().update(glob)
+        found = diff(expected, snapshot((compiled(x, *args), args, glob)), "(out, args, globals)")
+        if found:
+            return f"call n={{n}}: {{found}}"
+    return None
+
+
+if __name__ == "__main__":
+    import tdcompat  # noqa: F401  (TDCOMPAT_DISABLE='*' runs it without tdcompat)
+
+    print(check() or "equal to eager")
+'''
+
+
+class _State:
+    """What is known, at a point of the program, about one object on *every* call:
+    the instance-dict keys, parameter/buffer names and mapping keys surely present.
+    Reads of anything else are wrapped in try/except in the rendered source."""
+
+    def __init__(self, inst, modp, store):
+        self.inst, self.modp, self.store = set(inst), set(modp), set(store)
+
+    @classmethod
+    def initial(cls, program: Program, i: int) -> "_State":
+        kind = KINDS[program.objects[i].kind]
+        inst = set(kind.always) | ({"depth"} if kind.ctx else set())
+        return cls(inst, kind.module_keys, kind.store_always)
+
+
+def _is_module(kind: Kind) -> bool:
+    return bool(kind.module_keys)
+
+
+def _try(lines: List[str], errors: Sequence[str], indent: int) -> List[str]:
+    pad = "    " * indent
+    out = [pad + "try:"] + ["    " + line for line in lines]
+    for err in errors:
+        out += [f"{pad}except {err}:", f"{pad}    out.append({err!r})"]
+    return out
+
+
+def _render(program: Program, ops: List[Op], state: Dict[int, _State], indent: int, counter: List[int]) -> List[str]:
+    lines: List[str] = []
+    for op in ops:
+        lines += _render_op(program, op, state, indent, counter)
+    return lines
+
+
+def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, counter: List[int]) -> List[str]:
+    """Render one op; updates ``state``; wraps it in try/except when eager may raise."""
+    pad = "    " * indent
+    o = program.name(op.obj)
+    kind = KINDS[program.objects[op.obj].kind]
+    st = state[op.obj]
+    k, v, t = op.key, op.value, op.kind
+    attr_known = k in st.inst or k in st.modp or k in kind.props or k in kind.class_attrs
+    if t == ATTR_SET:
+        code, errors = [f"{o}.{k} = {v}"], []
+        if k in kind.props:
+            errors = ["AttributeError"]
+        elif k in st.modp and (k == "w" or v not in TENSOR_VALUES):
+            errors = ["TypeError"]  # a Parameter slot takes a Parameter; a buffer slot a tensor
+        elif k not in st.modp:
+            st.inst.add(k)
+    elif t == ATTR_DEL:
+        code = [f"del {o}.{k}"]
+        errors = [] if (k in st.inst or k in st.modp) and k not in kind.props else ["AttributeError"]
+        st.inst.discard(k)
+        st.modp.discard(k)
+    elif t == ATTR_GET:
+        code, errors = [f"out.append({o}.{k})"], [] if attr_known else ["AttributeError"]
+    elif t == GETATTR:
+        code, errors = [f"out.append(getattr({o}, {k!r}))"], [] if attr_known else ["AttributeError"]
+    elif t == GETATTR_D:
+        code, errors = [f"out.append(getattr({o}, {k!r}, 'D'))"], []
+    elif t == HASATTR:
+        code, errors = [f"out.append(hasattr({o}, {k!r}))"], []
+    elif t == D_GET:
+        code, errors = [f"out.append({o}.__dict__[{k!r}])"], [] if k in st.inst else ["KeyError"]
+    elif t == D_SET:
+        code, errors = [f"{o}.__dict__[{k!r}] = {v}"], []
+        st.inst.add(k)
+    elif t == D_DEL:
+        code, errors = [f"del {o}.__dict__[{k!r}]"], [] if k in st.inst else ["KeyError"]
+        st.inst.discard(k)
+    elif t == D_UPDATE:
+        code, errors = [f"{o}.__dict__.update({{{k!r}: {v}}})"], []
+        st.inst.add(k)
+    elif t == D_UPDATE_KW:
+        code, errors = [f"{o}.__dict__.update({k}={v})"], []
+        st.inst.add(k)
+    elif t == D_SETDEFAULT:
+        code, errors = [f"out.append({o}.__dict__.setdefault({k!r}, {v}))"], []
+        st.inst.add(k)
+    elif t == D_POP:
+        code, errors = [f"out.append({o}.__dict__.pop({k!r}))"], [] if k in st.inst else ["KeyError"]
+        st.inst.discard(k)
+    elif t == D_POP_D:
+        code, errors = [f"out.append({o}.__dict__.pop({k!r}, {v}))"], []
+        st.inst.discard(k)
+    elif t == D_GETM:
+        code, errors = [f"out.append({o}.__dict__.get({k!r}))"], []
+    elif t == D_IN:
+        code, errors = [f"out.append({k!r} in {o}.__dict__)"], []
+    elif t == V_GET:
+        code, errors = [f"out.append(vars({o})[{k!r}])"], [] if k in st.inst else ["KeyError"]
+    elif t == V_SET:
+        code, errors = [f"vars({o})[{k!r}] = {v}"], []
+        st.inst.add(k)
+    elif t == M_DICT:
+        code, errors = [f"out.append(dict({o}))"], []
+    elif t == M_DICT_KW:
+        code, errors = [f"out.append(dict({o}, z={v}))"], []
+    elif t == M_UNPACK:
+        code, errors = [f"out.append({{**{o}}})"], []
+    elif t == M_KWCALL:
+        code, errors = [f"out.append(kw(**{o}))"], []
+    elif t == M_KEYS:
+        code, errors = [f"out.append(list({o}.keys()))"], []
+    elif t == M_ITEMS:
+        code, errors = [f"out.append(list({o}.items()))"], []
+    elif t == M_VALUES:
+        code, errors = [f"out.append(list({o}.values()))"], []
+    elif t == M_LEN:
+        code, errors = [f"out.append(len({o}))"], []
+    elif t == M_IN:
+        code, errors = [f"out.append({k!r} in {o})"], []
+    elif t == M_SETITEM:
+        code, errors = [f"{o}[{k!r}] = {v}"], []
+        st.store.add(k)
+    elif t == M_GETITEM:
+        code, errors = [f"out.append({o}[{k!r}])"], [] if k in st.store else ["KeyError"]
+    elif t in (WR_LOCAL, WR_CB):
+        counter[0] += 1
+        r = f"r{counter[0]}"
+        code = [f"{r} = weakref.ref({o}{', cb' if t == WR_CB else ''})", f"out.append({r}() is {o})"]
+        errors = []
+    elif t == WR_ESCAPE:
+        code, errors = [f"out.append(weakref.ref({o}, cb))"], []
+    elif t == WR_STORE:
+        code, errors = [f"{o}.wr = weakref.ref({o}, cb)"], []
+        st.inst.add("wr")
+    elif t == WITH:
+        st.inst.add("entered")  # __enter__ writes it
+        body = _render(program, op.body, state, indent + 1, counter) or [pad + "    pass"]
+        st.inst.add("depth")
+        if "exits" in kind.readonly_keys:
+            st.inst.add("exits")
+        if kind.mapping:
+            st.store.add("k1")
+        return [f"{pad}with {o}:"] + body
+    else:  # pragma: no cover
+        raise ValueError(t)
+    code = [pad + line for line in code]
+    return _try(code, errors, indent) if errors else code
+
+
+# -- generation ----------------------------------------------------------------
+def _ops_for(kind: Kind) -> List[Tuple[str, int]]:
+    """(op kind, weight) available on an object of ``kind``."""
+    if kind.td:
+        ops = [(t, 2) for t in TD_ATTR_OPS] + [(t, 2) for t in MAP_READS] + [(M_SETITEM, 4), (WR_LOCAL, 1), (WR_CB, 1)]
+        return ops
+    ops = [(t, 3) for t in ATTR_WRITES] + [(ATTR_SET, 6), (D_SET, 2)] + [(t, 2) for t in ATTR_REMOVES] + \
+        [(t, 2) for t in ATTR_READS]
+    if kind.mapping:
+        ops += [(t, 2) for t in MAP_READS] + [(M_SETITEM, 3)]
+    if kind.ctx:
+        ops += [(WITH, 8)]
+    ops += [(t, 1) for t in WEAKREFS]
+    return ops
+
+
+def _choose(rng: random.Random, weighted: Sequence[Tuple[str, int]]) -> str:
+    return rng.choices([w[0] for w in weighted], weights=[w[1] for w in weighted])[0]
+
+
+def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pending: List[Tuple[int, str, str]]) -> List[Op]:
+    ops: List[Op] = []
+    while len(ops) < count:
+        # Read back what was written, through a random read path (strong bias).
+        if pending and rng.random() < 0.8:
+            i, key, what = pending.pop(rng.randrange(len(pending)))
+            kind = KINDS[program.objects[i].kind]
+            value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
+            if what == "item":
+                ops.append(Op(rng.choice(MAP_READS), i, key, value))
+            elif kind.td:
+                ops.append(Op(rng.choice((ATTR_GET, GETATTR_D, HASATTR)), i, key, value))
+            else:
+                ops.append(Op(rng.choice(READ_BACKS), i, key, value))
+            continue
+        i = rng.randrange(len(program.objects))
+        kind = KINDS[program.objects[i].kind]
+        t = _choose(rng, _ops_for(kind))
+        if t == WITH and depth >= 2:
+            continue
+        key = rng.choice(kind.item_keys if t in (M_SETITEM, M_GETITEM, M_IN) else
+                         kind.read_keys if t in ATTR_READS else kind.keys)
+        value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
+        if t == WITH:
+            body = _gen_ops(rng, program, rng.choice((0, 1, 1, 2, 2, 3)), depth + 1, pending)
+            ops.append(Op(t, i, body=body))
+            if rng.random() < 0.5:
+                pending.append((i, rng.choice(("depth", "entered", "exits") if not kind.mapping else ("depth", "entered")), "attr"))
+            continue
+        ops.append(Op(t, i, key, value))
+        for _ in range(rng.choice((1, 1, 2))):  # read back once or twice, by different paths
+            if t in ATTR_WRITES + ATTR_REMOVES + (WR_STORE,):
+                pending.append((i, "wr" if t == WR_STORE else key, "attr"))
+            elif t == M_SETITEM:
+                pending.append((i, key, "item"))
+    return ops
+
+
+def generate(seed: int, config: Optional[Tuple[bool, str]] = None, tensordict: bool = HAVE_TENSORDICT) -> Program:
+    """The program of ``seed``; its config cycles through :data:`CONFIGS` with the seed."""
+    rng = random.Random(seed)
+    kinds = list(ALWAYS_KINDS) + (list(TD_KINDS) if tensordict else [])
+    objects = [Obj(rng.choice(kinds), rng.choice(PLACES)) for _ in range(rng.choice((1, 1, 2, 2, 3)))]
+    # A context manager is rarer among the kinds; give the with-statement a fair share.
+    if rng.random() < 0.2:
+        objects[0] = Obj(rng.choice(("Ctx", "CtxMap")), objects[0].place)
+    n1 = rng.choice((1, 2))
+    fullgraph, backend = config or CONFIGS[seed % len(CONFIGS)]
+    program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend)
+    program.ops = _gen_ops(rng, program, rng.randint(2, 8), 0, [])
+    return program
+
+
+# ============================================================================
+# Running
+# ============================================================================
+OK, BREAK, WRONG, ERROR = "ok", "break", "wrong", "error"
+CATEGORIES = ("introduced", "native", "regressed", "eager_error", "fixed", "break", "ok")
+BAD = ("introduced", "native", "regressed", "eager_error")
+
+
+@dataclasses.dataclass
+class Side:
+    outcome: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return self.outcome + (f" ({self.detail})" if self.detail else "")
+
+
+def _exec(program: Program) -> dict:
+    src = program.function_source()
+    filename = f"<tdcompat-fuzz-{program.seed}-{zlib.crc32(src.encode()):08x}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: Dict[str, Any] = {"__name__": "tdcompat_fuzz_program", "torch": torch, "weakref": weakref, "kw": kw, "cb": cb,
+                          "make_td": make_td, "make_tdp": make_tdp}
+    ns.update({name: globals()[name] for name in KINDS if name in globals()})
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102 - our own generated source
+    return ns
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+_COMPILER_PATHS = ("/torch/_dynamo/", "/torch/_guards.py", "/torch/_inductor/", "/torch/_functorch/", "/torch/fx/",
+                   "/torch/_subclasses/", "/tdcompat/patches/", "/tdcompat/wrappers.py", "/tdcompat/installer.py")
+
+
+def _is_dynamo_error(exc: BaseException) -> bool:
+    """A failure of the compiler (a graph break for the user), not of the program:
+    a Dynamo exception, or any exception raised from inside Dynamo/AOT/tdcompat code
+    (e.g. an internal ``AssertionError`` while tracing)."""
+    import traceback
+
+    import torch._dynamo.exc as dexc
+
+    if isinstance(exc, dexc.TorchDynamoException):
+        return True
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1].filename.replace("\\", "/") if frames else ""
+    return any(part in last for part in _COMPILER_PATHS)
+
+
+def _run_calls(program: Program, compiled: Optional[Tuple[bool, str]]):
+    """Snapshots per call, or the exception of the first call that raised."""
+    from tdcompat.cases.snapshot import snapshot
+
+    ns = _exec(program)
+    fn = ns["f"]
+    if compiled is not None:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        fn = torch.compile(fn, fullgraph=compiled[0], backend=compiled[1])
+    snaps = []
+    for n in program.calls:
+        x, args, glob = ns["make"](n)
+        ns.update(glob)
+        try:
+            out = fn(x, *args)
+        except Exception as exc:  # noqa: BLE001 - any exception is an outcome
+            return snaps, exc
+        try:
+            snaps.append((snapshot(out), snapshot(args), snapshot(glob), _brief(out)))
+        except Exception as exc:  # noqa: BLE001 - e.g. an object left half-built
+            snaps.append((("snapshot failed", _first_line(exc)),) * 3 + (f"<snapshot failed: {_first_line(exc)}>",))
+    return snaps, None
+
+
+def _brief(value: Any) -> str:
+    """``out`` in one short line: atoms by repr, tensors by values, objects by type."""
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_brief(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_brief(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, torch.Tensor):
+        return "T" + repr([round(float(v), 3) for v in value.detach().flatten()[:4]])
+    if isinstance(value, (type(None), bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, weakref.ref):
+        return f"<weakref to {type(value()).__name__}{' cb' if value.__callback__ else ''}>"
+    return f"<{type(value).__name__}>"
+
+
+def _compare(program: Program, expected, compiled: Tuple[bool, str]) -> Side:
+    from tdcompat.cases.snapshot import diff
+
+    snaps, exc = _run_calls(program, compiled)
+    for n, exp, got in zip(program.calls, expected, snaps):
+        for part, a, b in zip(("out", "args", "globals"), exp, got):
+            found = diff(a, b, part)
+            if found:
+                extra = f"; eager out {exp[3]}, compiled out {got[3]}" if part == "out" else ""
+                return Side(WRONG, f"call n={n}: {found}"[:300] + extra[:500])
+    if exc is not None:
+        return Side(BREAK if _is_dynamo_error(exc) else ERROR, f"call n={program.calls[len(snaps)]}: {_first_line(exc)}")
+    return Side(OK)
+
+
+def categorize(unpatched: Side, patched: Side) -> str:
+    bad = (WRONG, ERROR)
+    if patched.outcome in bad:
+        return "native" if unpatched.outcome in bad else "introduced"
+    if patched.outcome == OK:
+        return "ok" if unpatched.outcome == OK else "fixed"
+    return "regressed" if unpatched.outcome == OK else "break"
+
+
+@dataclasses.dataclass
+class Result:
+    program: Program
+    category: str
+    unpatched: Optional[Side] = None
+    patched: Optional[Side] = None
+    detail: str = ""
+    warnings: List[str] = dataclasses.field(default_factory=list)
+
+
+def _set_patched(on: bool) -> None:
+    import tdcompat
+
+    if on:
+        tdcompat.patch()
+    else:
+        tdcompat.unpatch()
+
+
+def _clear_warning_memo() -> None:
+    """tdcompat warns once per (patch, handler, error); forget that so each program's fallbacks show."""
+    try:
+        from tdcompat import wrappers
+
+        memo = getattr(wrappers, "_reported", None)
+        if isinstance(memo, set):
+            memo.clear()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def run_program(program: Program) -> Result:
+    """Eager, then compiled unpatched, then compiled patched; leaves tdcompat patched."""
+    import tdcompat
+
+    try:
+        expected, exc = _run_calls(program, None)
+    except Exception as exc_:  # noqa: BLE001 - e.g. the source does not compile
+        expected, exc = [], exc_
+    if exc is not None:
+        return Result(program, "eager_error", detail=_first_line(exc))
+    config = (program.fullgraph, program.backend)
+    _set_patched(False)
+    try:
+        unpatched = _compare(program, expected, config)
+    finally:
+        _set_patched(True)
+    _clear_warning_memo()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", tdcompat.TdcompatWarning)
+        patched = _compare(program, expected, config)
+    found = [str(w.message) for w in caught if issubclass(w.category, tdcompat.TdcompatWarning)]
+    return Result(program, categorize(unpatched, patched), unpatched, patched, warnings=found)
+
+
+# -- shrinking -------------------------------------------------------------------
+def _without(ops: List[Op], path: Tuple[int, ...], unwrap: bool) -> List[Op]:
+    """Copy of ``ops`` without the op at ``path`` (or with a ``with`` replaced by its body)."""
+    out: List[Op] = []
+    for j, op in enumerate(ops):
+        if j != path[0]:
+            out.append(op)
+        elif len(path) > 1:
+            out.append(dataclasses.replace(op, body=_without(op.body, path[1:], unwrap)))
+        elif unwrap:
+            out.extend(op.body)
+    return out
+
+
+def _paths(ops: List[Op], prefix: Tuple[int, ...] = ()) -> List[Tuple[int, ...]]:
+    paths = []
+    for j, op in enumerate(ops):
+        paths.append(prefix + (j,))
+        paths += _paths(op.body, prefix + (j,))
+    return paths
+
+
+def _drop_unused(program: Program) -> Program:
+    used = program.used()
+    remap = {old: new for new, old in enumerate(used)}
+
+    def walk(ops):
+        return [dataclasses.replace(op, obj=remap[op.obj], body=walk(op.body)) for op in ops]
+
+    return dataclasses.replace(program, objects=[program.objects[i] for i in used], ops=walk(program.ops))
+
+
+def _candidates(program: Program):
+    for path in _paths(program.ops):
+        yield dataclasses.replace(program, ops=_without(program.ops, path, unwrap=False))
+        if _op_at(program.ops, path).kind == WITH:
+            yield dataclasses.replace(program, ops=_without(program.ops, path, unwrap=True))
+    if len(program.calls) > 1:
+        yield dataclasses.replace(program, calls=program.calls[:1])
+        yield dataclasses.replace(program, calls=program.calls[1:])
+    for i, o in enumerate(program.objects):
+        if o.place != "arg":
+            yield dataclasses.replace(program, objects=[dataclasses.replace(p, place="arg") if j == i else p
+                                                        for j, p in enumerate(program.objects)])
+
+
+def _op_at(ops: List[Op], path: Tuple[int, ...]) -> Op:
+    op = ops[path[0]]
+    return op if len(path) == 1 else _op_at(op.body, path[1:])
+
+
+def _signature(result: Result) -> Tuple[str, str, str]:
+    return (result.category, result.unpatched.outcome if result.unpatched else "", result.patched.outcome if result.patched else "")
+
+
+def shrink(result: Result, budget_seconds: float = 120.0) -> Result:
+    """Greedy delta debugging: drop ops (or unwrap ``with``), calls and objects while
+    the category and both sides' outcomes stay the same."""
+    want = _signature(result)
+    best = dataclasses.replace(result, program=_drop_unused(result.program))
+    deadline = time.monotonic() + budget_seconds
+    changed = True
+    while changed and time.monotonic() < deadline:
+        changed = False
+        for candidate in _candidates(best.program):
+            candidate = _drop_unused(candidate)
+            if time.monotonic() > deadline:
+                continue
+            again = run_program(candidate)
+            if _signature(again) == want:
+                best, changed = again, True
+                break
+    return best
+
+
+# -- the fuzzing loop ------------------------------------------------------------------
+def quiet_torch() -> None:
+    """Dynamo logs failed guards and warns on graph breaks; the fuzzer records outcomes itself."""
+    import logging
+
+    try:
+        torch._logging.set_logs(all=logging.CRITICAL)
+    except Exception:  # noqa: BLE001
+        pass
+    for name in ("torch", "torch._dynamo", "torch._guards", "torch._inductor", "torch.fx"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", module=r"torch(\.|$)")
+    warnings.filterwarnings("ignore", message=".*[Gg]raph break.*")
+
+
+def program_seed(base: int, index: int) -> int:
+    return base * 1_000_003 + index
+
+
+def _versions() -> dict:
+    versions = {"torch": torch.__version__}
+    if HAVE_TENSORDICT:
+        import tensordict
+
+        versions["tensordict"] = tensordict.__version__
+    import platform
+
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[float] = None,
+             all_configs: bool = False, shrink_seconds: float = 120.0, log=None,
+             replay: Optional[Sequence[int]] = None) -> dict:
+    """Run programs ``program_seed(seed, 0..)`` until ``programs`` or ``seconds`` is reached
+    (or exactly the program seeds in ``replay``).
+
+    Returns a JSON-able report: counts per category, runs, rate, versions, the
+    patch states, every divergence (shrunk, with its source) and TdcompatWarnings.
+    """
+    import tdcompat
+
+    if programs is None and seconds is None:
+        programs = 100
+    quiet_torch()
+    tdcompat.patch()
+    status = {s.name: s.state.value for s in tdcompat.status()}
+    counts = {c: 0 for c in CATEGORIES}
+    divergences: List[dict] = []
+    fallbacks: List[dict] = []
+    start = time.monotonic()
+    run_seconds = 0.0
+    index = runs = 0
+    while True:
+        if replay is not None:
+            if index >= len(replay):
+                break
+        elif programs is not None and index >= programs:
+            break
+        if seconds is not None and time.monotonic() - start >= seconds:
+            break
+        pseed = replay[index] if replay is not None else program_seed(seed, index)
+        index += 1
+        configs = CONFIGS if all_configs else [CONFIGS[pseed % len(CONFIGS)]]
+        for config in configs:
+            program = generate(pseed, config)
+            t0 = time.monotonic()
+            result = run_program(program)
+            run_seconds += time.monotonic() - t0
+            runs += 1
+            counts[result.category] += 1
+            if result.warnings:
+                fallbacks.append({"seed": pseed, "config": program.config, "warnings": result.warnings,
+                                  "source": program.source()})
+            if result.category in BAD:
+                entry = _divergence(result, shrink_seconds if result.category != "eager_error" else 0)
+                divergences.append(entry)
+                if log:
+                    log(f"[{result.category}] seed={pseed} {program.config}: {entry['shape']}")
+    return {
+        "versions": _versions(),
+        "seed": seed,
+        "programs": index,
+        "runs": runs,
+        "seconds": round(time.monotonic() - start, 2),
+        "run_seconds": round(run_seconds, 2),
+        "programs_per_second": round(runs / run_seconds, 3) if run_seconds else 0.0,
+        "all_configs": all_configs,
+        "counts": counts,
+        "patches": status,
+        "divergences": divergences,
+        "fallback_warnings": fallbacks,
+    }
+
+
+def _divergence(result: Result, shrink_seconds: float) -> dict:
+    small = shrink(result, shrink_seconds) if shrink_seconds > 0 else result
+    p = small.program
+    header = (f"tdcompat fuzz seed={result.program.seed} torch {torch.__version__} {p.config}: {small.category}; "
+              f"unpatched: {small.unpatched}; patched: {small.patched}") if small.unpatched else \
+        f"tdcompat fuzz seed={result.program.seed} torch {torch.__version__}: eager_error {small.detail}"
+    return {
+        "seed": result.program.seed,
+        "category": small.category,
+        "config": p.config,
+        "unpatched": str(small.unpatched) if small.unpatched else "",
+        "patched": str(small.patched) if small.patched else "",
+        "detail": small.detail,
+        "shape": p.shape(),
+        "program": p.as_dict(),
+        "source": p.source(header.replace("\n", " ")),
+    }
+
+
+def dedup(divergences: List[dict]) -> List[dict]:
+    """One divergence per (category, shape), with how often that shape was seen."""
+    groups: Dict[Tuple[str, str], dict] = {}
+    for d in divergences:
+        key = (d["category"], d["shape"])
+        if key in groups:
+            groups[key]["count"] += 1
+            groups[key]["seeds"].append(d["seed"])
+        else:
+            groups[key] = dict(d, count=1, seeds=[d["seed"]])
+    return list(groups.values())
+
+
+def summary(report: dict) -> str:
+    v = report["versions"]
+    lines = [
+        "tdcompat fuzz: torch {} tensordict {} python {}".format(v.get("torch"), v.get("tensordict", "-"), v.get("python")),
+        f"seed {report['seed']}: {report['programs']} programs, {report['runs']} runs "
+        f"({report['programs_per_second']} runs/s, {report['seconds']} s){' all configs' if report['all_configs'] else ''}",
+    ]
+    for cat in CATEGORIES:
+        lines.append(f"  {cat:<12} {report['counts'][cat]}")
+    lines.append(f"  fallback warnings: {len(report['fallback_warnings'])}")
+    groups = dedup(report["divergences"])
+    if groups:
+        lines.append(f"divergences: {len(report['divergences'])} ({len(groups)} distinct shapes)")
+    for g in groups:
+        lines += ["", f"--- {g['category']} x{g['count']} (seeds {g['seeds'][:5]}) {g['config']}",
+                  f"    unpatched: {g['unpatched']}", f"    patched:   {g['patched']}", g["source"]]
+    for fb in report["fallback_warnings"][:5]:
+        lines += ["", f"--- TdcompatWarning seed={fb['seed']} {fb['config']}: {fb['warnings']}", fb["source"]]
+    return "\n".join(lines)
+
+
+def main_json(report: dict) -> str:
+    return json.dumps(report, indent=1, default=str)
