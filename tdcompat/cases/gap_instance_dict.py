@@ -306,7 +306,18 @@ _MAPPING_DEL = (Expect("<2.6", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT))
 _MAPPING_VARS_DEL = (Expect("<2.9", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT))
 
 
+# 2.12+: DunderDictVariable decides setdefault on the first call's keys, unguarded
+# (the second call's object has the key): dunder-dict-guards.
+_SETDEFAULT_INPUT = (Expect("<2.12", GRAPH_BREAK), Expect(">=2.12", WRONG_RESULT))
+
+
 def _expected(kind, pattern):
+    if kind != "ctx" and pattern.endswith("setdefault"):
+        if kind == "mapping" and pattern == "setdefault":
+            return (Expect("<2.6", GRAPH_BREAK),) + _SETDEFAULT_INPUT[1:]
+        if kind == "mapping":
+            return (Expect("<2.9", GRAPH_BREAK), Expect(">=2.12", WRONG_RESULT))
+        return _SETDEFAULT_INPUT
     if kind == "mapping":
         deletes = pattern.endswith(("pop", "delete"))
         if pattern.startswith("vars_"):
@@ -324,7 +335,8 @@ _KINDS = (("plain", _plain), ("mapping", _mapping), ("module", _mod))
 CASES = tuple(
     Case(
         f"dict_{kind}_{pname}",
-        _patches(pname) + (("mapping-dunder-dict",) if kind == "mapping" else ()),
+        _patches(pname) + (("mapping-dunder-dict",) if kind == "mapping" else ())
+        + (("dunder-dict-guards",) if pname.endswith("setdefault") else ()),
         fn,
         inputs,
         unpatched=_expected(kind, pname),
