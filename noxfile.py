@@ -68,8 +68,11 @@ def install(session: nox.Session, minor: str, tensordict: str = "") -> None:
 def _tests_session(minor: str):
     def tests(session: nox.Session) -> None:
         install(session, minor)
-        # Random order proves the isolation rule of tests/conftest.py on every run.
-        session.run("python", "-m", "pytest", "-n", "2", "-p", "random_order", "--random-order", *session.posargs)
+        # Random order proves the isolation rule of tests/conftest.py on every run; the
+        # differential fuzzer (tests/test_fuzz.py) gets about 5 minutes on each release.
+        env = {"TDCOMPAT_FUZZ_SECONDS": os.environ.get("TDCOMPAT_FUZZ_SECONDS", "300")}
+        session.run("python", "-m", "pytest", "-n", "2", "-p", "random_order", "--random-order", *session.posargs,
+                    env=env)
 
     tests.__doc__ = f"The whole suite on torch {MATRIX[minor][0]} with tensordict {MATRIX[minor][1]}."
     return nox.session(name=f"tests-{minor}", tags=["ci"] if minor in CI else [])(tests)
@@ -92,3 +95,26 @@ def compat(session: nox.Session, minor: str) -> None:
     """Run the catalog both ways and record it for docs/compatibility.md."""
     install(session, minor)
     session.run("python", "scripts/matrix_run.py", "--out", f"docs/matrix/{MATRIX[minor][0]}.json")
+
+
+def _tests_python(session: nox.Session, minor: str) -> str:
+    """The interpreter of the ``tests-<minor>`` environment: long runs reuse it (5-7 GB each)."""
+    python = pathlib.Path(nox.options.envdir) / f"tests-{minor.replace('.', '-')}" / "bin" / "python"
+    if not python.exists():
+        session.run("nox", "-s", f"tests-{minor}", "--install-only", external=True)
+    return str(python)
+
+
+@nox.session(name="fuzz", python=False)
+@nox.parametrize("minor", list(MATRIX))
+def fuzz(session: nox.Session, minor: str) -> None:
+    """A long differential fuzz on one release: ``nox -s "fuzz(minor='2.8')" -- --seconds 3600``."""
+    args = session.posargs or ["--seconds", "1800", "--all-configs"]
+    session.run(_tests_python(session, minor), "scripts/fuzz.py", "--seed", "1", *args, external=True)
+
+
+@nox.session(name="upstream", python=False)
+def upstream(session: nox.Session) -> None:
+    """Each open gap's PR (docs/upstream/<gap>/) applied to a private copy of the newest torch."""
+    session.run(_tests_python(session, list(MATRIX)[-1]), "scripts/check_upstream.py", *session.posargs,
+                external=True)
