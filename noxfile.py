@@ -105,7 +105,7 @@ def _tests_python(session: nox.Session, minor: str) -> str:
     return str(python)
 
 
-@nox.session(name="fuzz", python=False)
+@nox.session(name="fuzz", python=False, default=False)
 @nox.parametrize("minor", list(MATRIX))
 def fuzz(session: nox.Session, minor: str) -> None:
     """A long differential fuzz on one release: ``nox -s "fuzz(minor='2.8')" -- --seconds 3600``."""
@@ -113,7 +113,7 @@ def fuzz(session: nox.Session, minor: str) -> None:
     session.run(_tests_python(session, minor), "scripts/fuzz.py", "--seed", "1", *args, external=True)
 
 
-@nox.session(name="upstream", python=False)
+@nox.session(name="upstream", python=False, default=False)
 def upstream(session: nox.Session) -> None:
     """Each open gap's PR (docs/upstream/<gap>/) applied to a private copy of the newest torch."""
     session.run(_tests_python(session, list(MATRIX)[-1]), "scripts/check_upstream.py", *session.posargs,

@@ -510,6 +510,12 @@ class Program:
                     names.append(d)
         return names
 
+    def compact_source(self, header: str = "") -> str:
+        """``make()`` and ``f()`` only; the classes are those of tests/fuzzer.py."""
+        lines = [f"# {header}"] if header else []
+        lines.append(f"# classes from tests/fuzzer.py: {', '.join(self.deps())}")
+        return "\n".join(lines) + "\n" + self.function_source()
+
     def source(self, header: str = "") -> str:
         """A self-contained script: imports, the classes used, make(), f(), and a check."""
         uses_td = any(KINDS[o.kind].td for o in self.objects)
@@ -1124,8 +1130,9 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
             runs += 1
             counts[result.category] += 1
             if result.warnings:
-                fallbacks.append({"seed": pseed, "config": program.config, "warnings": result.warnings,
-                                  "source": program.source()})
+                fallbacks.append({"seed": pseed, "config": program.config, "category": result.category,
+                                  "warnings": result.warnings, "source": program.source(),
+                                  "compact_source": program.compact_source()})
             if result.category in BAD:
                 entry = _divergence(result, shrink_seconds if result.category != "eager_error" else 0)
                 divergences.append(entry)
@@ -1163,6 +1170,7 @@ def _divergence(result: Result, shrink_seconds: float) -> dict:
         "shape": p.shape(),
         "program": p.as_dict(),
         "source": p.source(header.replace("\n", " ")),
+        "compact_source": p.compact_source(header.replace("\n", " ")),
     }
 
 
@@ -1179,12 +1187,15 @@ def dedup(divergences: List[dict]) -> List[dict]:
     return list(groups.values())
 
 
-def summary(report: dict) -> str:
+def summary(report: dict, standalone: bool = False) -> str:
+    """Counts per category and each distinct divergence with its minimal program
+    (``make()`` + ``f()``; ``standalone=True``: a self-contained script)."""
     v = report["versions"]
     lines = [
         "tdcompat fuzz: torch {} tensordict {} python {}".format(v.get("torch"), v.get("tensordict", "-"), v.get("python")),
         f"seed {report['seed']}: {report['programs']} programs, {report['runs']} runs "
-        f"({report['programs_per_second']} runs/s, {report['seconds']} s){' all configs' if report['all_configs'] else ''}",
+        f"({report['programs_per_second']} programs/s excluding shrinking; {report['seconds']} s in all)"
+        f"{'; every program under all 4 configs' if report['all_configs'] else ''}",
     ]
     for cat in CATEGORIES:
         lines.append(f"  {cat:<12} {report['counts'][cat]}")
@@ -1194,9 +1205,10 @@ def summary(report: dict) -> str:
         lines.append(f"divergences: {len(report['divergences'])} ({len(groups)} distinct shapes)")
     for g in groups:
         lines += ["", f"--- {g['category']} x{g['count']} (seeds {g['seeds'][:5]}) {g['config']}",
-                  f"    unpatched: {g['unpatched']}", f"    patched:   {g['patched']}", g["source"]]
+                  f"    unpatched: {g['unpatched']}", f"    patched:   {g['patched']}",
+                  g["source"] if standalone else g.get("compact_source", g["source"])]
     for fb in report["fallback_warnings"][:5]:
-        lines += ["", f"--- TdcompatWarning seed={fb['seed']} {fb['config']}: {fb['warnings']}", fb["source"]]
+        lines += ["", f"--- TdcompatWarning seed={fb['seed']} {fb['config']}: {fb['warnings']}", fb["compact_source"]]
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """The "unhashable-module" patch, tested the way PyTorch's test/dynamo tests are written.
 
 ``test_unhashable_mapping_module`` is the test proposed upstream in
-docs/upstream/unhashable-module-mapping.md. In this process tdcompat is active
+docs/upstream/unhashable-module/. In this process tdcompat is active
 (conftest imports it); ``test_fails_without_the_patch`` runs the same body in a
 fresh interpreter with ``TDCOMPAT_DISABLE=unhashable-module`` and asserts that
 it fails there, on every torch tdcompat supports (the gap is open up to 2.15).

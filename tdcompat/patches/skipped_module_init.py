@@ -85,8 +85,9 @@ PATCH = Patch(
     "(nn.Module.__init__(self) in the compiled region; tensordict 0.8-0.14 to_module on nested TensorDictParams)",
     upstream="torch/_dynamo/variables/functions.py: SkipFunctionVariable.call_function "
     "(cf. misc.py: SuperVariable.call_method, nn.Module.__init__ branch)",
-    mirrors="no upstream fix as of 2.15; mirrors Dynamo's own super().__init__() handling; "
-    "tensordict 0.15 works around it in TensorDictParams.__init__",
+    mirrors="open upstream (docs/upstream/skipped-module-init/: the same swap at "
+    "UserDefinedClassVariable.tp_getattro_impl, for any receiver; this patch only for modules made in the "
+    "region); tensordict 0.15 works around it in TensorDictParams.__init__",
     torch=">=2.5",
     targets=(
         Target(

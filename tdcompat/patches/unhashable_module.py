@@ -48,7 +48,7 @@ raises ``TypeError`` exactly as eager does. During the original ``wrap_module``
 (compile time only) another thread calling ``m.named_modules()`` on the very
 same object would get the id()-memo walk instead of ``TypeError``.
 
-The upstream fix (``docs/upstream/unhashable-module-mapping.md``) is to walk
+The upstream fix (``docs/upstream/unhashable-module/``) is to walk
 with an id()-based memo in ``wrap_module`` itself.
 """
 
@@ -149,7 +149,7 @@ PATCH = Patch(
         "nn.Module that is also a Mapping without __hash__"
     ),
     upstream="torch/_dynamo/variables/builder.py: VariableBuilder.wrap_module (static-input walk over named_parameters/named_buffers)",
-    mirrors="pytorch/pytorch#110959 (named_buffers() on unhashable module), closed PR #133972; docs/upstream/unhashable-module-mapping.md",
+    mirrors="pytorch/pytorch#110959 (named_buffers() on unhashable module), closed PR #133972; docs/upstream/unhashable-module/",
     torch=">=2.5",
     targets=(
         Target(
