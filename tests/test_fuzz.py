@@ -30,12 +30,15 @@ MUST_BE_ZERO = ("introduced", "native", "regressed", "eager_error")
 def test_fuzz_never_worse(tmp_path):
     seconds = float(os.environ.get("TDCOMPAT_FUZZ_SECONDS", "60"))
     seed = int(os.environ.get("TDCOMPAT_FUZZ_SEED", "0"))
+    # A program count makes the run the same on every machine (CI sets it); else a time budget.
+    programs = os.environ.get("TDCOMPAT_FUZZ_PROGRAMS")
+    budget = ["--programs", programs] if programs else ["--seconds", str(seconds)]
     out = tmp_path / "fuzz.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TDCOMPAT_")}
     proc = subprocess.run(
-        [sys.executable, SCRIPT, "--seed", str(seed), "--seconds", str(seconds), "--json", str(out), "--quiet",
+        [sys.executable, SCRIPT, "--seed", str(seed), *budget, "--json", str(out), "--quiet",
          "--shrink-seconds", "60"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=seconds * 4 + 900,
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=(int(programs) if programs else seconds * 4) + 900,
     )
     if not out.exists():
         raise AssertionError(f"fuzzer failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-6000:]}")
