@@ -56,3 +56,23 @@ def guard_dict_contains(source, key: str, present: bool) -> None:
     else:
         builder = functools.partial(GuardBuilder.DICT_CONTAINS, key=key, invert=not present)
     install_guard(source.make_guard(builder))
+
+
+def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
+    """Raise ``exc_type`` inside the traced program, as eager would.
+
+    ``raise_observed_exception(exc_type, tx, *, args=...)`` from about 2.6;
+    2.5's ``raise_observed_exception(e, tx, vt)`` passes ``vt`` on as the
+    translator of ``BuiltinVariable(e).call_function`` and knows only the
+    exceptions in its ``observed_exception_map``; others graph-break.
+    """
+    from torch._dynamo import exc
+
+    params = inspect.signature(exc.raise_observed_exception).parameters
+    if "vt" in params:
+        if exc_type not in getattr(exc, "observed_exception_map", {}):
+            graph_break(f"{exc_type.__name__} in compiled code", context,
+                        f"eager raises {exc_type.__name__} here; this torch cannot raise it inside the trace")
+        exc.raise_observed_exception(exc_type, tx, tx)
+    exc.raise_observed_exception(exc_type, tx)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -183,3 +183,112 @@ CASES = (
         patches=(),
     ),
 )
+
+
+# -- a property with a Python setter (property-setattr; issue 11, found by fuzzing) --------
+class Scaled:
+    """``v`` is a property whose setter writes another attribute."""
+
+    def __init__(self):
+        self._v = torch.zeros(3)
+        self.n = 1
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.setter
+    def v(self, value):
+        self._v = value * 2
+
+
+class ScaledMapping(StoreMapping):
+    def __init__(self):
+        self._store = {"k": torch.ones(3)}
+        self._v = torch.zeros(3)
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.setter
+    def v(self, value):
+        self._v = value * 2
+
+
+def _scaled():
+    return Scaled(), torch.randn(3)
+
+
+def _scaled_mapping():
+    return ScaledMapping(), torch.randn(3)
+
+
+def property_setter(o, x):
+    o.v = x + 1
+    return o._v, o.v, o.__dict__["_v"]
+
+
+def property_setter_new(x):
+    o = Scaled()
+    o.v = x + 1
+    return o._v, o.v, o
+
+
+CASES = CASES + (
+    # method_setattr_standard stores `v` as an instance attribute and replays `o.v = ...`
+    # after the graph; inside the frame the setter's writes are missing (measured: 2.5.1-2.11.0).
+    _case("setattr_property_setter", property_setter, _scaled,
+          "`o.v = x` with a property setter, read back through the attribute the setter writes",
+          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("property-setattr",)),
+    _case("setattr_property_setter_mapping", property_setter, _scaled_mapping,
+          "the same on a MutableMapping passed in",
+          unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.13", WRONG_RESULT)),
+          patches=("property-setattr", "mutable-mapping-setattr", "mapping-dunder-dict")),
+    _case("setattr_property_setter_new_object", property_setter_new, lambda: (torch.randn(3),),
+          "the same on an object made in the frame, which then escapes",
+          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("property-setattr",)),
+)
+
+
+# -- del of a missing attribute (delattr-missing; issue 11, found by fuzzing) ------------------
+class Plain:
+    def __init__(self):
+        self.a = torch.ones(3)
+
+
+def _plain():
+    return Plain(), torch.randn(3)
+
+
+def delete_maybe_missing(o, x):
+    """The second call's object has ``b`` (harness.vary adds it): eager deletes it then."""
+    try:
+        del o.b
+        deleted = True
+    except AttributeError:
+        deleted = False
+    return deleted, x + 1, hasattr(o, "b")
+
+
+def delete_missing_new_object(x):
+    o = Plain()
+    try:
+        del o.b
+    except AttributeError:
+        return x - 1
+    return x + 1
+
+
+CASES = CASES + (
+    _case("delattr_missing_input", delete_maybe_missing, _plain,
+          "`del o.b` raises AttributeError when o has no b (2.5-2.11 do not; 2.12+ do, unguarded)",
+          unpatched=(Expect(">=2.5", WRONG_RESULT),), patches=("delattr-missing",)),
+    _case("delattr_missing_mapping", delete_maybe_missing, _bag_inputs,
+          "the same on a MutableMapping passed in",
+          unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6", WRONG_RESULT)),
+          patches=("delattr-missing", "mutable-mapping-setattr")),
+    _case("delattr_missing_new_object", delete_missing_new_object, lambda: (torch.randn(3),),
+          "`del o.b` on an object made in the frame that never had b",
+          unpatched=(Expect("<2.12", WRONG_RESULT),), patches=("delattr-missing",)),
+)

@@ -17,6 +17,8 @@ _PATCH_MODULES = (
     "weakref_reconstruct",
     "skipped_module_init",
     "mutable_mapping_setattr",
+    "property_setattr",
+    "delattr_missing",
     "unhashable_module",
     "module_mapping_dict",
 )

@@ -1,0 +1,109 @@
+"""``del obj.name`` for an attribute the object does not have raises ``AttributeError``.
+
+Root cause: Dynamo turns ``del obj.name`` into an attribute store of a
+``DeletedVariable`` (``BuiltinVariable.call_delattr`` in
+torch/_dynamo/variables/builtin.py, then
+``UserDefinedObjectVariable.method_setattr_standard``) without asking whether
+``obj`` has ``name`` at all. Eager raises ``AttributeError``; compiled code goes
+on as if the deletion had happened, so a ``try: del o.k / except
+AttributeError:`` takes the other branch (silently wrong on 2.5-2.11). From 2.12
+the deletion checks presence, but without a guard: code compiled for an object
+that lacked ``name`` raises for one that has it (measured on 2.15.0, second call).
+
+The fix is CPython's ``object.__delattr__`` (``_PyObject_GenericSetAttrWithDict``
+with a NULL value): for an object whose class uses ``object.__delattr__`` and has
+no data descriptor of that name, the attribute is present exactly when it is in
+the instance dictionary: a store or deletion made earlier in the frame, else the
+real ``obj.__dict__`` of an object passed in, decided under a ``DICT_CONTAINS``
+guard. Absent: raise ``AttributeError`` in the trace (a graph break on 2.5, whose
+``raise_observed_exception`` cannot be called from here). Present: Dynamo's own
+deletion, unchanged. Modules (``nn.Module.__delattr__``), classes with a custom
+``__delattr__``, descriptors and ``__slots__`` defer to Dynamo.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "delattr-missing"
+
+
+def _present(tx, obj, name):
+    """Is ``name`` in ``obj``'s instance dictionary at this point of the frame? None: unknown."""
+    side_effects = tx.output.side_effects
+    if side_effects.has_pending_mutation_of_attr(obj, name):
+        from torch._dynamo.variables import DeletedVariable
+
+        return not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), DeletedVariable)
+    real = getattr(obj.value, "__dict__", None)
+    if not isinstance(real, dict):
+        return None
+    if obj.source is None:
+        # Made in the frame: every attribute it has is a store recorded above, as long
+        # as the placeholder object Dynamo made for it is still empty.
+        return None if real else False
+    from torch._dynamo.source import AttrSource
+
+    from ..dynamo_api import guard_dict_contains
+
+    present = name in real
+    effects_begin()
+    guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
+    return present
+
+
+@fail_safe(NAME)
+def _call_delattr(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_delattr(tx, obj, name_var)``."""
+    if len(args) != 3 or kwargs:
+        return DEFER
+    tx, obj, name_var = args
+    from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
+
+    realize = getattr(obj, "realize", None)
+    obj = realize() if realize is not None else obj
+    if type(obj) not in (UserDefinedObjectVariable, MutableMappingVariable):
+        return DEFER
+    if not name_var.is_python_constant() or not isinstance(name_var.as_python_constant(), str):
+        return DEFER
+    name = name_var.as_python_constant()
+    cls = type(obj.value)
+    if inspect.getattr_static(cls, "__delattr__", None) is not object.__delattr__:
+        return DEFER
+    attr = inspect.getattr_static(cls, name, None)
+    if attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")):
+        return DEFER
+    if not tx.output.side_effects.is_attribute_mutation(obj):
+        return DEFER
+    present = _present(tx, obj, name)
+    if present is None or present:
+        return DEFER
+    from ..dynamo_api import raise_observed
+
+    effects_begin()
+    raise_observed(AttributeError, tx, f"del {obj}.{name}")
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`del obj.name` of a missing attribute does not raise AttributeError in compiled code (2.5-2.11), "
+    "or raises for a later input that has it (2.12+, unguarded)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_delattr "
+    "(user_defined.py: UserDefinedObjectVariable.method_setattr_standard with DeletedVariable)",
+    mirrors="CPython object.__delattr__; open upstream",
+    torch=">=2.5",
+    targets=(
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_delattr", _call_delattr,
+               params=("tx", "obj", "name_var")),
+    ),
+    requires=(
+        "torch._dynamo.side_effects:SideEffects.has_pending_mutation_of_attr",
+        "torch._dynamo.side_effects:SideEffects.load_attr",
+        "torch._dynamo.exc:raise_observed_exception",
+        "torch._dynamo.variables:DeletedVariable",
+    ),
+    summary="del obj.name of a missing attribute raises AttributeError, guarded on the input's keys",
+)
