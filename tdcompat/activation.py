@@ -100,7 +100,7 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
             if not wanted:
                 registry.set_state(name, State.NOT_NEEDED, f"not needed on torch {version} (range {patch.torch})")
                 continue
-            missing = _missing_need(registry, patch)
+            missing = _missing_need(registry, patch, version)
             if missing is not None:
                 dep, (dep_state, _) = missing
                 reason = f"needs {dep!r} on torch {version}, which is {dep_state.value}"
@@ -127,12 +127,21 @@ def _needs_closure(registry: Registry, name: str) -> set:
     return out
 
 
-def _missing_need(registry: Registry, patch):
+def _missing_need(registry: Registry, patch, version):
     """The first patch ``patch`` needs that this torch needs too but is not applied, with its state."""
+    from .versions import needed
+
     for dep in patch.needs:
         state = registry.state(dep)
-        if state not in (State.APPLIED, State.NOT_NEEDED):
-            return dep, registry._states[dep]
+        if state in (State.APPLIED, State.NOT_NEEDED):
+            continue
+        dep_patch = registry.get(dep)
+        try:
+            if not needed(version, dep_patch.torch, dep_patch.probe):
+                continue  # fixed natively here: switching it off changes nothing
+        except Exception:  # noqa: BLE001 - a failing probe: treat the need as unmet
+            pass
+        return dep, registry._states[dep]
     return None
 
 

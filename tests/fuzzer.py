@@ -349,8 +349,19 @@ def kw(**kwargs):
     return kwargs
 
 
+def use(x, v):
+    """Computes with a value read back (a number or tensor); anything else passes through."""
+    if isinstance(v, (int, float, torch.Tensor)) and not isinstance(v, bool):
+        return x * v
+    return v
+
+
 def cb(ref):
     return None
+
+
+#: Helpers every generated program may call (defined above, copied into standalone sources).
+HELPERS = ("kw", "cb", "use")
 
 
 # ============================================================================
@@ -450,6 +461,9 @@ class Op:
     key: str = ""
     value: str = ""
     body: List["Op"] = dataclasses.field(default_factory=list)
+    #: Use the value read in tensor arithmetic (``use(x, v)``), not only return it:
+    #: Dynamo may get a returned constant right and the one it computes with wrong.
+    use: bool = False
 
 
 @dataclasses.dataclass
@@ -524,7 +538,7 @@ class Program:
         if uses_td:
             parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
         parts.append("")
-        for name in self.deps() + ["kw", "cb"]:
+        for name in self.deps() + list(HELPERS):
             parts += ["", _source_of(name), ""]
         parts += ["", self.function_source(), "", _CHECK.format(calls=self.calls, fullgraph=self.fullgraph,
                                                               backend=self.backend)]
@@ -550,7 +564,8 @@ class Program:
             return ".missing" if op.key in ("z", "bar") else ".key"
 
         def ops(items):
-            return ",".join(f"{o.kind}({self.objects[o.obj].kind}{role(o)})" + (f"[{ops(o.body)}]" if o.body else "")
+            return ",".join(f"{o.kind}{'*' if o.use else ''}({self.objects[o.obj].kind}{role(o)})" +
+                            (f"[{ops(o.body)}]" if o.body else "")
                             for o in items)
 
         objs = ",".join(f"{o.kind}@{o.place}" for o in self.objects)
@@ -564,7 +579,7 @@ def _source_of(name: str) -> str:
     """The source of a class or helper of this module, read once (the file may change while a run goes on)."""
     if not _SOURCES:
         for kind in KINDS.values():
-            for dep in kind.deps + ("kw", "cb"):
+            for dep in kind.deps + HELPERS:
                 _SOURCES[dep] = inspect.getsource(globals()[dep]).rstrip()
     return _SOURCES[name]
 
@@ -578,12 +593,18 @@ def check(compile_fn=None):
     for n in {calls}:
         x, args, glob = make(n)
         globals().update(glob)
-        expected = snapshot((f(x, *args), args, glob))
+        expected = [snapshot(v) for v in (f(x, *args), args, glob)]
         x, args, glob = make(n)
         globals().update(glob)
-        found = diff(expected, snapshot((compiled(x, *args), args, glob)), "(out, args, globals)")
-        if found:
-            return f"call n={{n}}: {{found}}"
+        try:
+            result = compiled(x, *args)
+        except Exception as exc:  # a graph break under fullgraph=True, or a crash
+            return f"call n={{n}}: compiled raised {{type(exc).__name__}}: {{str(exc).strip().splitlines()[0][:200]}}"
+        got = [snapshot(v) for v in (result, args, glob)]
+        for part, a, b in zip(("out", "args", "globals"), expected, got):
+            found = diff(a, b, part)
+            if found:
+                return f"call n={{n}}: {{found}}"
     return None
 
 
@@ -621,6 +642,10 @@ def _try(lines: List[str], errors: Sequence[str], indent: int) -> List[str]:
     return out
 
 
+def _append(op: Op, expr: str) -> List[str]:
+    return [f"out.append(use(x, {expr}))" if op.use else f"out.append({expr})"]
+
+
 def _render(program: Program, ops: List[Op], state: Dict[int, _State], indent: int, counter: List[int]) -> List[str]:
     lines: List[str] = []
     for op in ops:
@@ -650,15 +675,15 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         st.inst.discard(k)
         st.modp.discard(k)
     elif t == ATTR_GET:
-        code, errors = [f"out.append({o}.{k})"], [] if attr_known else ["AttributeError"]
+        code, errors = _append(op, f"{o}.{k}"), [] if attr_known else ["AttributeError"]
     elif t == GETATTR:
-        code, errors = [f"out.append(getattr({o}, {k!r}))"], [] if attr_known else ["AttributeError"]
+        code, errors = _append(op, f"getattr({o}, {k!r})"), [] if attr_known else ["AttributeError"]
     elif t == GETATTR_D:
-        code, errors = [f"out.append(getattr({o}, {k!r}, 'D'))"], []
+        code, errors = _append(op, f"getattr({o}, {k!r}, 'D')"), []
     elif t == HASATTR:
         code, errors = [f"out.append(hasattr({o}, {k!r}))"], []
     elif t == D_GET:
-        code, errors = [f"out.append({o}.__dict__[{k!r}])"], [] if k in st.inst else ["KeyError"]
+        code, errors = _append(op, f"{o}.__dict__[{k!r}]"), [] if k in st.inst else ["KeyError"]
     elif t == D_SET:
         code, errors = [f"{o}.__dict__[{k!r}] = {v}"], []
         st.inst.add(k)
@@ -672,20 +697,20 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         code, errors = [f"{o}.__dict__.update({k}={v})"], []
         st.inst.add(k)
     elif t == D_SETDEFAULT:
-        code, errors = [f"out.append({o}.__dict__.setdefault({k!r}, {v}))"], []
+        code, errors = _append(op, f"{o}.__dict__.setdefault({k!r}, {v})"), []
         st.inst.add(k)
     elif t == D_POP:
-        code, errors = [f"out.append({o}.__dict__.pop({k!r}))"], [] if k in st.inst else ["KeyError"]
+        code, errors = _append(op, f"{o}.__dict__.pop({k!r})"), [] if k in st.inst else ["KeyError"]
         st.inst.discard(k)
     elif t == D_POP_D:
-        code, errors = [f"out.append({o}.__dict__.pop({k!r}, {v}))"], []
+        code, errors = _append(op, f"{o}.__dict__.pop({k!r}, {v})"), []
         st.inst.discard(k)
     elif t == D_GETM:
-        code, errors = [f"out.append({o}.__dict__.get({k!r}))"], []
+        code, errors = _append(op, f"{o}.__dict__.get({k!r})"), []
     elif t == D_IN:
         code, errors = [f"out.append({k!r} in {o}.__dict__)"], []
     elif t == V_GET:
-        code, errors = [f"out.append(vars({o})[{k!r}])"], [] if k in st.inst else ["KeyError"]
+        code, errors = _append(op, f"vars({o})[{k!r}]"), [] if k in st.inst else ["KeyError"]
     elif t == V_SET:
         code, errors = [f"vars({o})[{k!r}] = {v}"], []
         st.inst.add(k)
@@ -711,7 +736,7 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         code, errors = [f"{o}[{k!r}] = {v}"], []
         st.store.add(k)
     elif t == M_GETITEM:
-        code, errors = [f"out.append({o}[{k!r}])"], [] if k in st.store else ["KeyError"]
+        code, errors = _append(op, f"{o}[{k!r}]"), [] if k in st.store else ["KeyError"]
     elif t in (WR_LOCAL, WR_CB):
         counter[0] += 1
         r = f"r{counter[0]}"
@@ -765,12 +790,13 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
             i, key, what = pending.pop(rng.randrange(len(pending)))
             kind = KINDS[program.objects[i].kind]
             value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
+            use_it = rng.random() < 0.35
             if what == "item":
-                ops.append(Op(rng.choice(MAP_READS), i, key, value))
+                ops.append(Op(rng.choice(MAP_READS), i, key, value, use=use_it))
             elif kind.td:
-                ops.append(Op(rng.choice((ATTR_GET, GETATTR_D, HASATTR)), i, key, value))
+                ops.append(Op(rng.choice((ATTR_GET, GETATTR_D, HASATTR)), i, key, value, use=use_it))
             else:
-                ops.append(Op(rng.choice(READ_BACKS), i, key, value))
+                ops.append(Op(rng.choice(READ_BACKS), i, key, value, use=use_it))
             continue
         i = rng.randrange(len(program.objects))
         kind = KINDS[program.objects[i].kind]
@@ -786,7 +812,7 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
             if rng.random() < 0.5:
                 pending.append((i, rng.choice(("depth", "entered", "exits") if not kind.mapping else ("depth", "entered")), "attr"))
             continue
-        ops.append(Op(t, i, key, value))
+        ops.append(Op(t, i, key, value, use=rng.random() < 0.35))
         for _ in range(rng.choice((1, 1, 2))):  # read back once or twice, by different paths
             if t in ATTR_WRITES + ATTR_REMOVES + (WR_STORE,):
                 pending.append((i, "wr" if t == WR_STORE else key, "attr"))
@@ -832,7 +858,7 @@ def _exec(program: Program) -> dict:
     filename = f"<tdcompat-fuzz-{program.seed}-{zlib.crc32(src.encode()):08x}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: Dict[str, Any] = {"__name__": "tdcompat_fuzz_program", "torch": torch, "weakref": weakref, "kw": kw, "cb": cb,
-                          "make_td": make_td, "make_tdp": make_tdp}
+                          "use": use, "make_td": make_td, "make_tdp": make_tdp}
     ns.update({name: globals()[name] for name in KINDS if name in globals()})
     exec(compile(src, filename, "exec"), ns)  # noqa: S102 - our own generated source
     return ns

@@ -328,3 +328,10 @@ def test_handler_failure_after_effects_graph_breaks(handler):
         reg.revert(handler.__name__, "t")
     finally:
         Base.greet = original
+
+
+def test_a_disabled_need_this_torch_does_not_have_is_no_obstacle(monkeypatch):
+    reg = Registry(_dep_patches(dep_spec="<2.5"))
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "base")
+    assert activation.activate(reg, None, explicit=False) == ["user"]
+    activation.deactivate(reg, None)
