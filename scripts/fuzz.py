@@ -38,6 +38,8 @@ def main(argv=None) -> int:
                         help="print each divergence as a self-contained script (classes included)")
     parser.add_argument("--json", help="write the full report here (it always holds both forms of each program)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--record-known", action="store_true",
+                        help="write this run's divergences (seed 0) into tests/fuzz_known.json for this torch minor")
     args = parser.parse_args(argv)
 
     import tdcompat  # noqa: F401  (before Dynamo is imported, as users do)
@@ -48,10 +50,28 @@ def main(argv=None) -> int:
                              all_configs=args.all_configs, shrink_seconds=args.shrink_seconds, log=log,
                              replay=[int(s) for s in args.replay.split(",")] if args.replay else None)
     print(fuzzer.summary(report, standalone=args.standalone), flush=True)
+    if args.record_known:
+        _record_known(report)
     if args.json:
         with open(args.json, "w") as fh:
             fh.write(fuzzer.main_json(report))
     return 1 if any(report["counts"][c] for c in fuzzer.BAD) else 0
+
+
+def _record_known(report) -> None:
+    import json
+
+    import fuzzer
+
+    path = os.path.join(ROOT, "tests", "fuzz_known.json")
+    with open(path) as fh:
+        data = json.load(fh)
+    minor = ".".join(report["versions"]["torch"].split("+")[0].split(".")[:2])
+    found = {str(d["seed"]): d["category"] for d in report["divergences"] if d["category"] in fuzzer.BAD}
+    data.setdefault("open", {})[minor] = dict(sorted(found.items(), key=lambda kv: int(kv[0])))
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
 
 
 if __name__ == "__main__":
