@@ -268,7 +268,7 @@ def delete_maybe_missing(o, x):
         deleted = True
     except AttributeError:
         deleted = False
-    return deleted, x + 1, hasattr(o, "b")
+    return deleted, x + 1  # (no hasattr: its guard would hide the missing one)
 
 
 def delete_missing_new_object(x):
