@@ -20,9 +20,16 @@ and absent on the other, a fresh object bound to each global) and compared
 with an eager run on equal fresh inputs: the returned list ``out`` and the state
 of every object passed in or bound as a global (``tdcompat.cases.snapshot``).
 
+Values read back are sometimes used in tensor arithmetic (``use(x, v)``) as well
+as returned: Dynamo can return a constant right and compute with a wrong one.
+The program runs as the module ``tdcompat_fuzz_program`` (registered in
+``sys.modules``, as pasted code would be).
+
 Outcome of one compiled side: ``ok``; ``break`` (raised a Dynamo exception:
-``Unsupported`` under ``fullgraph=True``, an internal Dynamo error); ``error``
-(raised a non-Dynamo exception eager did not raise); ``wrong`` (ran, result or
+``Unsupported`` under ``fullgraph=True``, an internal Dynamo error, or any
+exception raised from inside Dynamo/AOT/tdcompat code, e.g. an ``AssertionError``
+while tracing); ``error`` (raised a non-compiler exception eager did not raise,
+e.g. ``AttributeError`` from replaying a side effect); ``wrong`` (ran, result or
 state differs). Category of a program (see :func:`categorize`):
 
 ``introduced``  patched wrong/error while unpatched was ok or break: a tdcompat defect.
@@ -33,8 +40,11 @@ state differs). Category of a program (see :func:`categorize`):
 ``ok``          both ok.
 ``eager_error`` eager raised: a generator bug.
 
-A divergence is shrunk (ops and objects removed while its category and both
-sides' outcomes persist) and printed as a self-contained script.
+A divergence is shrunk (ops, objects and the second call removed, objects
+made arguments, while its category and both sides' outcomes persist; the result
+is rerun once and flagged if it does not diverge on its own) and printed as
+``make()`` + ``f()`` (``Program.compact_source``) or as a self-contained script
+with the classes and a ``check()`` (``Program.source``).
 
 Entry points: :func:`run_fuzz` (used by ``scripts/fuzz.py``), :func:`generate`,
 :class:`Program.source`, :func:`run_program`, :func:`shrink`.
@@ -47,7 +57,9 @@ import inspect
 import json
 import linecache
 import random
+import sys
 import time
+import types
 import warnings
 import weakref
 import zlib
@@ -527,7 +539,8 @@ class Program:
     def compact_source(self, header: str = "") -> str:
         """``make()`` and ``f()`` only; the classes are those of tests/fuzzer.py."""
         lines = [f"# {header}"] if header else []
-        lines.append(f"# classes from tests/fuzzer.py: {', '.join(self.deps())}")
+        lines.append(f"# classes from tests/fuzzer.py: {', '.join(self.deps()) or '-'}; "
+                     f"calls: {', '.join(f'f(*make({n}))' for n in self.calls)}; {self.config}")
         return "\n".join(lines) + "\n" + self.function_source()
 
     def source(self, header: str = "") -> str:
@@ -576,11 +589,10 @@ _SOURCES: Dict[str, str] = {}
 
 
 def _source_of(name: str) -> str:
-    """The source of a class or helper of this module, read once (the file may change while a run goes on)."""
+    """The source of a class or helper of this module, read at import (the file may change while a run goes on)."""
     if not _SOURCES:
-        for kind in KINDS.values():
-            for dep in kind.deps + HELPERS:
-                _SOURCES[dep] = inspect.getsource(globals()[dep]).rstrip()
+        for dep in _helper_names():
+            _SOURCES[dep] = inspect.getsource(globals()[dep]).rstrip()
     return _SOURCES[name]
 
 
@@ -853,15 +865,29 @@ class Side:
         return self.outcome + (f" ({self.detail})" if self.detail else "")
 
 
+PROGRAM_MODULE = "tdcompat_fuzz_program"
+
+
 def _exec(program: Program) -> dict:
+    """The program's ``make``/``f`` in a fresh module registered in ``sys.modules``
+    (as a pasted program would be: Dynamo may import a frame's module by its
+    ``__name__``, which a bare ``exec`` namespace does not allow)."""
     src = program.function_source()
     filename = f"<tdcompat-fuzz-{program.seed}-{zlib.crc32(src.encode()):08x}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: Dict[str, Any] = {"__name__": "tdcompat_fuzz_program", "torch": torch, "weakref": weakref, "kw": kw, "cb": cb,
-                          "use": use, "make_td": make_td, "make_tdp": make_tdp}
-    ns.update({name: globals()[name] for name in KINDS if name in globals()})
+    module = types.ModuleType(PROGRAM_MODULE)
+    module.__file__ = filename
+    ns = module.__dict__
+    ns.update({"torch": torch, "weakref": weakref, "MutableMapping": MutableMapping, "TensorDict": TensorDict,
+               "TensorDictParams": TensorDictParams})
+    ns.update({name: globals()[name] for name in _helper_names()})
+    sys.modules[PROGRAM_MODULE] = module
     exec(compile(src, filename, "exec"), ns)  # noqa: S102 - our own generated source
     return ns
+
+
+def _helper_names() -> List[str]:
+    return sorted({dep for kind in KINDS.values() for dep in kind.deps} | set(HELPERS))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -936,13 +962,86 @@ def _compare(program: Program, expected, compiled: Tuple[bool, str]) -> Side:
     snaps, exc = _run_calls(program, compiled)
     for n, exp, got in zip(program.calls, expected, snaps):
         for part, a, b in zip(("out", "args", "globals"), exp, got):
-            found = diff(a, b, part)
+            found = readable_diff(a, b, part)
             if found:
                 extra = f"; eager out {exp[3]}, compiled out {got[3]}" if part == "out" else ""
-                return Side(WRONG, f"call n={n}: {found}"[:300] + extra[:500])
+                return Side(WRONG, f"call n={n}: {_explain(found)}"[:300] + extra[:500])
     if exc is not None:
         return Side(BREAK if _is_dynamo_error(exc) else ERROR, f"call n={program.calls[len(snaps)]}: {_first_line(exc)}")
     return Side(OK)
+
+
+def readable_diff(a: Any, b: Any, path: str) -> Optional[str]:
+    """``tdcompat.cases.snapshot.diff`` with paths in Python terms (``args[0].b``,
+    ``out[2]['k0']``) instead of indices into the snapshot tuples."""
+    from tdcompat.cases.snapshot import diff
+
+    def node(v):
+        if isinstance(v, tuple) and v and isinstance(v[0], str):
+            if v[0] in ("object", "tensordict") and len(v) == 3 and isinstance(v[2], dict):
+                return "object"
+            if v[0] == "weakref" and len(v) == 3:
+                return "weakref"
+            if len(v) == 2 and isinstance(v[1], (list, dict)) and v[0] not in ("ref", "cycle", "deep"):
+                return "container"
+        return None
+
+    kind = node(a)
+    if kind is None or kind != node(b) or a[0] != b[0] or (kind == "object" and a[1] != b[1]):
+        return diff(a, b, path)
+    if kind == "weakref":
+        return readable_diff(a[1], b[1], f"{path}()") or readable_diff(a[2], b[2], f"{path}.__callback__")
+    if kind == "object":
+        sa, sb = a[2], b[2]
+        for key in sa:
+            if key not in sb:
+                return f"{path}.{key}: present in eager, missing in compiled"
+        for key in sb:
+            if key not in sa:
+                return f"{path}.{key}: missing in eager, present in compiled"
+        for key in sa:
+            found = readable_diff(sa[key], sb[key], f"{path}.{key}" if not key.startswith("<") else f"{path}{key}")
+            if found:
+                return found
+        return None
+    ca, cb_ = a[1], b[1]
+    if isinstance(ca, dict) and isinstance(cb_, dict):
+        if list(ca) != list(cb_):
+            return diff(a, b, path) if set(ca) == set(cb_) else \
+                f"{path}: keys only in eager {[k for k in ca if k not in cb_]}, only in compiled {[k for k in cb_ if k not in ca]}"
+        for key in ca:
+            found = readable_diff(ca[key], cb_[key], f"{path}[{key!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(ca, list) and isinstance(cb_, list):
+        if len(ca) != len(cb_):
+            return f"{path}: length {len(ca)} != {len(cb_)}"
+        for i, (x, y) in enumerate(zip(ca, cb_)):
+            found = readable_diff(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return diff(a, b, path)
+
+
+def _explain(found: str) -> str:
+    """``path: keys [...] != [...]`` (an object's attributes differ) as the keys only one side has."""
+    import ast
+    import re
+
+    match = re.match(r"^(.*): keys (\[.*\]) != (\[.*\])$", found, re.S)
+    if not match:
+        return found
+    try:
+        eager, compiled = ast.literal_eval(match.group(2)), ast.literal_eval(match.group(3))
+    except (ValueError, SyntaxError):
+        return found
+    only_e = [k for k in eager if k not in compiled]
+    only_c = [k for k in compiled if k not in eager]
+    if not only_e and not only_c:
+        return f"{match.group(1)}: same keys, other order"
+    return f"{match.group(1)}: keys only in eager {only_e}, only in compiled {only_c}"
 
 
 def categorize(unpatched: Side, patched: Side) -> str:
@@ -1031,21 +1130,27 @@ def _paths(ops: List[Op], prefix: Tuple[int, ...] = ()) -> List[Tuple[int, ...]]
     return paths
 
 
-def _drop_unused(program: Program) -> Program:
-    used = program.used()
-    remap = {old: new for new, old in enumerate(used)}
+def _without_object(program: Program, index: int) -> Program:
+    """``program`` without object ``index``, which no op uses (a local one is then not constructed)."""
+    remap = {old: old - (old > index) for old in range(len(program.objects)) if old != index}
 
     def walk(ops):
         return [dataclasses.replace(op, obj=remap[op.obj], body=walk(op.body)) for op in ops]
 
-    return dataclasses.replace(program, objects=[program.objects[i] for i in used], ops=walk(program.ops))
+    return dataclasses.replace(program, objects=[o for j, o in enumerate(program.objects) if j != index],
+                               ops=walk(program.ops))
 
 
 def _candidates(program: Program):
+    """Smaller or simpler variants of ``program``; each is kept only if it still diverges the same way."""
     for path in _paths(program.ops):
         yield dataclasses.replace(program, ops=_without(program.ops, path, unwrap=False))
         if _op_at(program.ops, path).kind == WITH:
             yield dataclasses.replace(program, ops=_without(program.ops, path, unwrap=True))
+    used = set(program.used())
+    for i in reversed(range(len(program.objects))):
+        if i not in used:
+            yield _without_object(program, i)
     if len(program.calls) > 1:
         yield dataclasses.replace(program, calls=program.calls[:1])
         yield dataclasses.replace(program, calls=program.calls[1:])
@@ -1068,19 +1173,23 @@ def shrink(result: Result, budget_seconds: float = 120.0) -> Result:
     """Greedy delta debugging: drop ops (or unwrap ``with``), calls and objects while
     the category and both sides' outcomes stay the same."""
     want = _signature(result)
-    best = dataclasses.replace(result, program=_drop_unused(result.program))
+    best = result
     deadline = time.monotonic() + budget_seconds
     changed = True
     while changed and time.monotonic() < deadline:
         changed = False
         for candidate in _candidates(best.program):
-            candidate = _drop_unused(candidate)
             if time.monotonic() > deadline:
-                continue
+                break
             again = run_program(candidate)
             if _signature(again) == want:
                 best, changed = again, True
                 break
+    if best is not result:  # the accepted program must diverge again on its own
+        again = run_program(best.program)
+        if _signature(again) != want:
+            best.detail = (best.detail + "; " if best.detail else "") + \
+                f"not reproduced when rerun (got {again.category}); depends on earlier programs in the process"
     return best
 
 
@@ -1240,3 +1349,6 @@ def summary(report: dict, standalone: bool = False) -> str:
 
 def main_json(report: dict) -> str:
     return json.dumps(report, indent=1, default=str)
+
+
+_source_of("kw")  # read the sources now, while the file is the one imported
