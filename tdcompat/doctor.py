@@ -28,6 +28,14 @@ def _run_side(patched: bool, backends: List[str], names: List[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def upstream_note(entry) -> str:
+    """What it takes to drop the patch: a newer torch, or the upstream PR landing."""
+    if entry.fixed_upstream:
+        release, _, change = entry.fixed_upstream.partition(":")
+        return f"fixed upstream in torch {release} ({change.strip()}): upgrading to {release} lets you drop it"
+    return f"open upstream: see docs/upstream/{entry.name}/"
+
+
 def _label(result: dict) -> str:
     outcome = result["outcome"]
     return outcome.replace("_", " ")
@@ -64,6 +72,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("patches:")
     for entry in tdcompat.status():
         print(f"  {entry.name:<24} {entry.state.value:<15} {entry.reason}")
+    print()
+    print("upstream (for each patch applied here):")
+    for entry in tdcompat.status():
+        if entry.state is tdcompat.State.APPLIED:
+            print(f"  {entry.name:<24} {upstream_note(entry)}")
     if args.status_only:
         return 0
 

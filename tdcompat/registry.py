@@ -46,6 +46,7 @@ class PatchStatus:
     upstream: str
     mirrors: str
     fixes: str
+    fixed_upstream: str = ""
 
     def as_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -128,7 +129,8 @@ class Registry:
         with self._lock:
             patches = self._patches
             return [
-                PatchStatus(p.name, *self._states[p.name], torch=p.torch, upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes)
+                PatchStatus(p.name, *self._states[p.name], torch=p.torch, upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes,
+                            fixed_upstream=p.fixed_upstream)
                 for p in patches.values()
             ]
 

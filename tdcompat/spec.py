@@ -57,6 +57,10 @@ class Patch:
     targets: Tuple[Target, ...]
     #: Further internals the wrappers use: ``"module:attr.attr"`` strings.
     requires: Tuple[str, ...] = ()
+    #: For a gap fixed upstream: the first torch release with the fix and the
+    #: change that made it (``"2.9: pytorch/pytorch#159366"``); the upper bound of
+    #: ``torch`` is that release. Empty for a gap still open (docs/upstream/<name>/).
+    fixed_upstream: str = ""
     #: Patches this one relies on, wherever their own range says this torch needs
     #: them: without them its fix would be silently wrong, not merely incomplete.
     #: The registry applies them first and leaves this patch off when one of them

@@ -22,6 +22,12 @@ def test_status_only_lists_every_patch_with_its_state():
     for patch in tdcompat.patch_names():
         assert patch in proc.stdout
     assert "pending" not in proc.stdout
+    listing, upstream = proc.stdout.split("upstream (for each patch applied here):", 1)
+    applied = [line.split()[0] for line in listing.splitlines() if line.split()[1:2] == ["applied"]]
+    assert applied
+    for name in applied:
+        line = next(line for line in upstream.splitlines() if line.split()[:1] == [name])
+        assert "fixed upstream in torch" in line or f"open upstream: see docs/upstream/{name}/" in line
 
 
 def test_runs_cases_both_ways_and_prints_a_table():

@@ -335,3 +335,37 @@ def test_a_disabled_need_this_torch_does_not_have_is_no_obstacle(monkeypatch):
     monkeypatch.setenv("TDCOMPAT_DISABLE", "base")
     assert activation.activate(reg, None, explicit=False) == ["user"]
     activation.deactivate(reg, None)
+
+
+# -- the way out: every patch is either fixed upstream from a release, or has a PR kit ----
+def _real_patches():
+    import tdcompat
+
+    return tdcompat.patches.ALL_PATCHES
+
+
+@pytest.mark.parametrize("patch", _real_patches(), ids=lambda p: p.name)
+def test_patch_names_its_way_out(patch):
+    import os
+
+    from packaging.specifiers import SpecifierSet
+
+    uppers = [s.version for s in SpecifierSet(patch.torch) if s.operator == "<"]
+    kit = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "upstream", patch.name)
+    if patch.fixed_upstream:
+        release = patch.fixed_upstream.split(":")[0]
+        assert uppers == [release], f"{patch.name}: fixed upstream in {release} but range {patch.torch}"
+    else:
+        assert not uppers, f"{patch.name}: range {patch.torch} ends, so name the release that fixed it"
+        for name in ("fix.patch", "PR.md"):
+            assert os.path.exists(os.path.join(kit, name)), f"{patch.name}: open upstream without {kit}/{name}"
+
+
+def test_doctor_upstream_note():
+    from tdcompat.doctor import upstream_note
+    from tdcompat.registry import PatchStatus
+
+    fixed = PatchStatus("x", State.APPLIED, "", "<2.9", "", "", "", fixed_upstream="2.9: PR #1")
+    assert upstream_note(fixed) == "fixed upstream in torch 2.9 (PR #1): upgrading to 2.9 lets you drop it"
+    open_ = PatchStatus("y", State.APPLIED, "", ">=2.5", "", "", "")
+    assert upstream_note(open_) == "open upstream: see docs/upstream/y/"

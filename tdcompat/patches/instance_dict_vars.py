@@ -80,6 +80,7 @@ PATCH = Patch(
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable (no call_vars before 2.9)",
     mirrors="BuiltinVariable.call_vars of torch 2.9",
     torch="<2.9",
+    fixed_upstream="2.9: BuiltinVariable.call_vars",
     targets=(
         Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", "call_function", _call_function,
                params=("fn", "args", "kwargs")),

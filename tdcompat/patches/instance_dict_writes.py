@@ -407,6 +407,7 @@ PATCH = Patch(
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
     mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.13)",
     torch="<2.12",  # measured: 2.11.0 fails, 2.12.1 passes natively
+    fixed_upstream="2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),

@@ -72,6 +72,7 @@ PATCH = Patch(
     upstream="torch/_dynamo/variables/user_defined.py: MutableMappingVariable.var_getattr (the __dict__ branch)",
     mirrors="pytorch/pytorch#174570 and #174941 (DunderDictVariable, 2.12)",
     torch=">=2.6,<2.12",
+    fixed_upstream="2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
     targets=(
         Target("torch._dynamo.variables.user_defined", "MutableMappingVariable", "var_getattr", _var_getattr,
                params=("tx", "name")),

@@ -143,6 +143,7 @@ PATCH = Patch(
     ),
     mirrors="pytorch/pytorch#141375 and PR #141376 (completed in 2.9: builder tracks MutableMapping; see #159366, #161568)",
     torch=">=2.5,<2.9",
+    fixed_upstream="2.9: the builder tracks MutableMapping inputs (pytorch/pytorch#159366, #161568)",
     targets=(
         Target(
             "torch._dynamo.variables.builder",

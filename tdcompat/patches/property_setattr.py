@@ -76,6 +76,7 @@ PATCH = Patch(
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.method_setattr_standard",
     mirrors="MutableMappingVariable.method_setattr_standard of torch 2.13 (property.fset traced for mappings)",
     torch="<2.13",
+    fixed_upstream="2.13: method_setattr_standard traces property.fset",
     targets=(
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "method_setattr_standard",
                _method_setattr_standard, params=("tx", "name", "value")),

@@ -143,6 +143,7 @@ PATCH = Patch(
     "(entry: user_defined.py: UserDefinedClassVariable.call_function for weakref.ref)",
     mirrors="pytorch/pytorch PR #148083 (WeakRefVar reconstruct), #155761 (callback), #139914 (weakref.ref call)",
     torch="<2.8",
+    fixed_upstream="2.8: WeakRefVariable reconstructs with its callback",
     targets=(
         Target(
             "torch._dynamo.variables.user_defined",
