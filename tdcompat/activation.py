@@ -67,7 +67,8 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
                 chosen = [n for n in registry.names if n not in off]
             else:
                 named = config.names_from(",".join(names), registry.names, source="patch() argument")
-                chosen = [n for n in registry.order if n in named or any(n in _needs_closure(registry, m) for m in named)]
+                wanted = set(named).union(*(_needs_closure(registry, m) for m in named))
+                chosen = [n for n in registry.order if n in wanted]
         except config.ConfigError as exc:
             registry.problem = str(exc)
             for name in registry.names:
