@@ -2,7 +2,21 @@
 
 The catalog runs twice, each side in its own subprocess (without tdcompat, then
 with it), so patches and Dynamo caches of one side cannot leak into the other.
-Exit status 1 when a case that tdcompat claims to fix still fails patched.
+A malformed setting or a patch that could not go in is a plain message, never a
+traceback.
+
+Exit status:
+
+0  every patch this torch needs is applied or was switched off by you with
+   ``TDCOMPAT_DISABLE`` (a choice: listed as such, not an error; so is a patch that
+   goes off because it needs one you switched off), and every case that an applied
+   patch claims to fix passes.
+1  a patch this torch needs is not applied for any other reason: Dynamo's internals
+   are not what it expects (``not applicable``), it failed, a patch it needs did, or
+   ``TDCOMPAT_STRICT`` stopped at an earlier error; torch is too old or its version
+   unreadable; or a case that an applied patch claims to fix still fails.
+2  a setting tdcompat reads (``TDCOMPAT_DISABLE``, ``TDCOMPAT_STRICT``) or the command
+   line is malformed: the message names the closest valid value. The cases are not run.
 """
 
 from __future__ import annotations
@@ -11,11 +25,13 @@ import json
 import os
 import subprocess
 import sys
-from typing import List, Optional
+import warnings
+from typing import Dict, List, Optional
 
 
 def _run_side(patched: bool, backends: List[str], names: List[str]) -> dict:
-    env = dict(os.environ)
+    # A strict-mode error is reported by the doctor itself; the runner must still fill the table.
+    env = {k: v for k, v in os.environ.items() if k != "TDCOMPAT_STRICT"}
     if not patched:
         env["TDCOMPAT_DISABLE"] = "*"
     cmd = [sys.executable, "-m", "tdcompat.cases.runner"]
@@ -41,6 +57,72 @@ def _label(result: dict) -> str:
     return outcome.replace("_", " ")
 
 
+def _activate(tdcompat) -> List[str]:
+    """Apply what this torch needs, as the first Dynamo import would; every warning
+    or error tdcompat raised, as messages (once each, never a traceback)."""
+    from .config import ConfigError
+
+    messages: List[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", tdcompat.TdcompatWarning)
+        try:
+            tdcompat.patch()
+        except (ConfigError, tdcompat.TdcompatError) as exc:
+            messages.append(f"{type(exc).__name__}: {exc}")
+    for warning in caught:
+        if issubclass(warning.category, tdcompat.TdcompatWarning):
+            messages.append(str(warning.message))
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return list(dict.fromkeys(messages))
+
+
+def _user_disabled(tdcompat) -> frozenset:
+    from . import config
+
+    try:
+        return config.disabled(tdcompat.patch_names())
+    except config.ConfigError:
+        return frozenset()
+
+
+def classify(tdcompat, statuses) -> Dict[str, str]:
+    """Per patch: ``ok`` (applied or not needed), ``choice`` (switched off by the user,
+    or off because it needs a patch the user switched off) or ``skipped`` (anything else)."""
+    states = {s.name: s.state for s in statuses}
+    off = _user_disabled(tdcompat)
+    State = tdcompat.State
+    kinds: Dict[str, str] = {}
+
+    def kind(name: str) -> str:
+        if name not in kinds:
+            kinds[name] = "skipped"  # provisional: a cycle cannot make it a choice
+            state = states[name]
+            if state in (State.APPLIED, State.NOT_NEEDED):
+                kinds[name] = "ok"
+            elif state is State.DISABLED and name in off:
+                kinds[name] = "choice"
+            elif state is State.DISABLED:
+                unmet = [d for d in tdcompat._registry.get(name).needs if kind(d) != "ok"]
+                if unmet and all(kind(d) == "choice" for d in unmet):
+                    kinds[name] = "choice"
+        return kinds[name]
+
+    return {name: kind(name) for name in states}
+
+
+def _needed_here(tdcompat, name: str) -> bool:
+    import torch
+
+    from .versions import needed, parse_torch_version
+
+    patch = tdcompat._registry.get(name)
+    try:
+        return needed(parse_torch_version(torch.__version__), patch.torch, patch.probe)
+    except Exception:  # noqa: BLE001 - an unreadable version or a failing probe: say "may be"
+        return True
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     import argparse
 
@@ -53,11 +135,25 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     import platform
 
-    import torch
+    try:
+        import torch
+    except ImportError as exc:
+        print(f"torch cannot be imported ({exc}); tdcompat needs torch>=2.5 installed.")
+        return 1
 
     import tdcompat
 
-    tdcompat.patch()
+    from . import config
+
+    settings = config.problems(tdcompat.patch_names())
+    # The doctor applies non-strictly, so that it can show everything; what strict mode
+    # would have raised is said below (under it a program's first Dynamo import raises).
+    strict_raw = os.environ.pop(config.STRICT_VAR, None)
+    try:
+        strict = bool(strict_raw) and config.strict({config.STRICT_VAR: strict_raw})
+    except config.ConfigError:
+        strict = False
+    messages = [m for m in _activate(tdcompat) if not any(p in m for p in settings)]
     try:
         import tensordict
 
@@ -69,16 +165,45 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"tensordict  {td_version}")
     print(f"tdcompat    {tdcompat.__version__}")
     print()
+    statuses = tdcompat.status()
+    kinds = classify(tdcompat, statuses)
     print("patches:")
-    for entry in tdcompat.status():
-        print(f"  {entry.name:<24} {entry.state.value:<15} {entry.reason}")
+    for entry in statuses:
+        note = ""
+        if kinds[entry.name] == "choice" and not settings:
+            note = "  (your choice: " + ("the cases it fixes fail here)" if _needed_here(tdcompat, entry.name)
+                                       else "not needed on this torch anyway)")
+        elif kinds[entry.name] == "skipped" and not settings:
+            note = "  <-- not applied"
+        malformed = any(problem in entry.reason for problem in settings)
+        reason = "not applied: a setting is malformed (see below)" if malformed else entry.reason
+        print(f"  {entry.name:<24} {entry.state.value:<15} {reason}{note}")
     print()
     print("upstream (for each patch applied here):")
-    for entry in tdcompat.status():
+    for entry in statuses:
         if entry.state is tdcompat.State.APPLIED:
             print(f"  {entry.name:<24} {upstream_note(entry)}")
+    if messages:
+        print()
+        print(f"tdcompat {'would raise TdcompatError under TDCOMPAT_STRICT (set here)' if strict else 'warned'}:")
+        for message in messages:
+            print(f"  {message}")
+    if settings:
+        print()
+        print("malformed setting(s):")
+        for problem in settings:
+            print(f"  {problem}")
+        print("fix the setting(s) above and run the doctor again (exit status 2).")
+        return 2
+    skipped = [name for name, kind in kinds.items() if kind == "skipped"]
+    status = 0
+    if skipped:
+        print()
+        print(f"{len(skipped)} patch(es) this torch may need are not applied: {', '.join(skipped)} (see above); "
+              "please report it with this output (exit status 1).")
+        status = 1
     if args.status_only:
-        return 0
+        return status
 
     from .cases.catalog import all_cases
 
@@ -88,8 +213,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
     print()
     print(f"running {len(args.names) or len(cases)} cases without and with tdcompat (backends: {', '.join(backends)}) ...")
-    before = _run_side(False, backends, args.names)["results"]
-    after = _run_side(True, backends, args.names)["results"]
+    try:
+        before = _run_side(False, backends, args.names)["results"]
+        after = _run_side(True, backends, args.names)["results"]
+    except (RuntimeError, ValueError, IndexError) as exc:  # the runner died or printed no JSON
+        print(f"the case runner failed, please report it with this output:\n{exc}")
+        return 1
     applied = {s.name for s in tdcompat.status() if s.state is tdcompat.State.APPLIED}
     width = max(len(n) for n in before) + 2
     print()
@@ -108,5 +237,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if failures:
         print(f"{failures} case(s) that tdcompat should fix still fail; please report them with this output.")
         return 1
+    if status:
+        print("every case an applied patch claims to fix passes, but see the patches not applied above.")
+        return status
     print("every case tdcompat claims to fix passes on this install.")
     return 0

@@ -69,3 +69,32 @@ def test_catalog_without_tensordict_skips_with_a_clear_line():
     """, check=False)
     out = last_json(proc)["results"]["cell4_tensordict_from_tensordictparams"]["*"]
     assert out["outcome"] == "skipped" and "tensordict is not installed" in out["detail"]
+
+
+DOCTOR_BAD_SETTINGS = [
+    ({"TDCOMPAT_DISABLE": "module_mapping_dict"}, ["did you mean 'module-mapping-dict'?", "separated by commas"]),
+    ({"TDCOMPAT_DISABLE": "MODULE-MAPPING-DICT"}, ["did you mean 'module-mapping-dict'?"]),
+    ({"TDCOMPAT_DISABLE": "module-mapping-dict;weakref-reconstruct"},
+     ["separate names with commas: 'module-mapping-dict,weakref-reconstruct'"]),
+    ({"TDCOMPAT_DISABLE": "module-mapping-dict,"}, ["an empty name"]),
+    ({"TDCOMPAT_DISABLE": "*,delattr-missing"}, ["'*' (all) cannot be combined"]),
+    ({"TDCOMPAT_DISABLE": "no-such-patch"}, ["unknown patch name 'no-such-patch'", "valid names are"]),
+    ({"TDCOMPAT_STRICT": "tru"}, ["TDCOMPAT_STRICT='tru' is not a boolean (did you mean 'true'?)"]),
+    ({"TDCOMPAT_STRICT": "maybe"}, ["TDCOMPAT_STRICT='maybe' is not a boolean; use one of 1, 0"]),
+    ({"TDCOMPAT_DISABLE": "module_mapping_dict", "TDCOMPAT_STRICT": "1"}, ["did you mean 'module-mapping-dict'?"]),
+]
+
+
+@pytest.mark.parametrize("env, messages", DOCTOR_BAD_SETTINGS, ids=[repr(e) for e, _ in DOCTOR_BAD_SETTINGS])
+def test_doctor_names_a_malformed_setting_and_exits_2(env, messages):
+    proc = run_python("""
+        import sys
+        from tdcompat.doctor import main
+        sys.exit(main(["--status-only"]))
+    """, env=env, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "malformed setting(s):" in proc.stdout
+    report = proc.stdout.split("malformed setting(s):", 1)[1]
+    for message in messages:
+        assert message in report

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import tdcompat
 
 
@@ -59,3 +61,67 @@ def test_exit_status_is_1_when_a_claimed_fix_still_fails(monkeypatch, capsys):
 def test_unknown_case_is_a_clear_error():
     proc = _doctor("doctor", "no_such_case")
     assert proc.returncode == 2 and "unknown case(s) no_such_case" in proc.stderr
+
+
+# -- exit status: 0 ok or your choice, 1 a needed patch not applied, 2 a malformed setting --------
+
+def test_a_patch_you_disable_is_reported_as_your_choice_and_exits_0():
+    # On 2.5 input-context-manager needs mutable-mapping-setattr and goes off with it: also a choice.
+    proc = _doctor("doctor", "--status-only", env={"TDCOMPAT_DISABLE": "mutable-mapping-setattr"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.split()[:1] == ["mutable-mapping-setattr"])
+    assert "disabled by TDCOMPAT_DISABLE" in line and "(your choice" in line
+    assert "not applied" not in proc.stdout and "Traceback" not in proc.stderr
+
+
+CHANGED_INTERNALS = """
+    import dataclasses, os, sys
+    import torch, torch._dynamo
+    os.environ["TDCOMPAT_DISABLE"] = "*"  # pick the victim before anything is applied
+    import tdcompat
+    from tdcompat import doctor
+    from tdcompat.versions import needed, parse_torch_version
+    victim = next(p for p in tdcompat.patches.ALL_PATCHES
+                  if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
+    # Dynamo's internals are not what the patch expects (torch itself stays intact):
+    target = dataclasses.replace(victim.targets[0], attribute="renamed_in_a_future_torch", inherited=False)
+    tdcompat._registry._patches[victim.name] = dataclasses.replace(victim, targets=(target,) + victim.targets[1:])
+    del os.environ["TDCOMPAT_DISABLE"]
+    print("victim", victim.name)
+    sys.exit(doctor.main(["--status-only"]))
+"""
+
+
+@pytest.mark.parametrize("strict", ["", "1"])
+def test_a_needed_patch_that_is_not_applicable_exits_1_without_a_traceback(strict):
+    from conftest import run_python
+
+    proc = run_python(CHANGED_INTERNALS, env={"TDCOMPAT_STRICT": strict}, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    victim = proc.stdout.split("victim ", 1)[1].split()[0]
+    line = next(line for line in proc.stdout.splitlines() if line.split()[:1] == [victim])
+    assert "not applicable" in line and "does not exist" in line and "<-- not applied" in line
+    assert f"patch(es) this torch may need are not applied: {victim}" in proc.stdout
+    assert ("would raise TdcompatError under TDCOMPAT_STRICT" in proc.stdout) == bool(strict)
+
+
+def test_the_case_table_still_runs_when_a_patch_is_not_applied(monkeypatch, capsys):
+    from tdcompat import doctor
+
+    monkeypatch.setattr(doctor, "classify", lambda tdc, statuses: {s.name: "skipped" for s in statuses})
+    ok = {"results": {"gap_dict_umod_dict_then_write": {"eager": {"outcome": "ok", "detail": ""}}}}
+    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names: ok)
+    assert doctor.main(["--backend", "eager", "gap_dict_umod_dict_then_write"]) == 1
+    assert "see the patches not applied above" in capsys.readouterr().out
+
+
+def test_a_dying_case_runner_is_a_message_and_exit_1(monkeypatch, capsys):
+    from tdcompat import doctor
+
+    def die(patched, backends, names):
+        raise RuntimeError("case runner failed (unpatched):\nboom")
+
+    monkeypatch.setattr(doctor, "_run_side", die)
+    assert doctor.main(["--backend", "eager", "gap_dict_umod_dict_then_write"]) == 1
+    assert "the case runner failed" in capsys.readouterr().out
