@@ -4,6 +4,7 @@
     nox -s "tests-2.5"       # one release
     nox -t ci                # what .ci/run runs: 2.5 (oldest), 2.13 (local CPU build), 2.15 (newest)
     nox -s "compat(minor='2.8')"   # only the catalog, recorded in docs/matrix/ for docs/compatibility.md
+    nox -s package           # (in ci) build + check wheel and sdist, install the wheel fresh, run the doctor
 
 Environments live in $TDCOMPAT_NOX_ENVDIR (default ~/.cache/tdcompat/nox) and
 are reused between runs and clones: each holds torch with its CUDA packages,
@@ -13,8 +14,12 @@ minutes per release; a reused environment only reinstalls tdcompat itself.
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
+import shutil
+import tarfile
+import zipfile
 
 import nox
 
@@ -89,6 +94,62 @@ def tests_newest_with_old_tensordict(session: nox.Session) -> None:
     """Users pin tensordict too: the newest torch with tensordict 0.14.3."""
     install(session, "2.15", tensordict="0.14.3")
     session.run("python", "-m", "pytest", "tests/test_cases.py", *session.posargs)
+
+
+PACKAGE_TORCH = "2.13"  # a local CPU build here: a fresh environment installs it in seconds
+
+
+@nox.session(name="package", tags=["ci"])
+def package(session: nox.Session) -> None:
+    """Build the wheel and sdist, check them, install the wheel (not editable) into a fresh
+    environment with the torch 2.13 pins and run ``python -m tdcompat doctor`` outside the checkout."""
+    session.install("build", "twine")
+    tmp = pathlib.Path(session.create_tmp()).resolve()
+    dist, venv, elsewhere = tmp / "dist", tmp / "fresh-venv", tmp / "elsewhere"
+    for path in (dist, venv, elsewhere):
+        shutil.rmtree(path, ignore_errors=True)
+    elsewhere.mkdir()
+    session.run("python", "-m", "build", "--outdir", str(dist), str(HERE))
+    wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
+    session.run("python", "-m", "twine", "check", "--strict", *map(str, wheels + sdists))
+    version = _check_dist(session, wheels, sdists)
+
+    session.run("python", "-m", "venv", str(venv))
+    python = str(venv / "bin" / "python")
+    requirements = HERE / "requirements" / f"torch-{PACKAGE_TORCH}.txt"
+    session.run(python, "-m", "pip", "install", "-q", "-r", str(requirements), str(wheels[0]), external=True)
+    # Not the checkout: from another directory, with no PYTHONPATH, tdcompat can only come from the wheel.
+    clean = {"PYTHONPATH": "", "TDCOMPAT_DISABLE": "", "TDCOMPAT_STRICT": ""}
+    session.chdir(str(elsewhere))
+    session.run(python, "-c", "import tdcompat, sys; assert 'site-packages' in tdcompat.__file__, tdcompat.__file__; "
+                f"assert tdcompat.__version__ == {version!r}; print('tdcompat', tdcompat.__version__, 'from', tdcompat.__file__)",
+                env=clean, external=True)
+    session.run(python, "-m", "tdcompat", "doctor", *session.posargs, env=clean, external=True)
+    session.chdir(str(HERE))
+
+
+def _check_dist(session: nox.Session, wheels: list, sdists: list) -> str:
+    """One wheel and one sdist of the version in tdcompat/__init__.py, each with what a user needs."""
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist, got {wheels + sdists}")
+    init = ast.parse((HERE / "tdcompat" / "__init__.py").read_text())
+    version = next(node.value.value for node in init.body if isinstance(node, ast.Assign)
+                   and [getattr(t, "id", None) for t in node.targets] == ["__version__"])
+    wheel_names = set(zipfile.ZipFile(wheels[0]).namelist())
+    with tarfile.open(sdists[0]) as sdist:
+        sdist_names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    for names, kind, path in [(wheel_names, "wheel", wheels[0]), (sdist_names, "sdist", sdists[0])]:
+        if f"-{version}" not in path.name:
+            session.error(f"{kind} {path.name} is not version {version} (tdcompat/__init__.py)")
+        for needed in ("tdcompat/py.typed", "tdcompat/__main__.py", "tdcompat/cases/catalog.py", "tdcompat/patches/__init__.py"):
+            if needed not in names:
+                session.error(f"{kind} {path.name} lacks {needed}")
+        if kind == "wheel" and any(not name.startswith(("tdcompat/", "tdcompat-")) for name in names):
+            session.error(f"wheel {path.name} ships more than the tdcompat package")
+        if kind == "sdist" and not {"tests/conftest.py", "requirements/torch-2.13.txt", "CHANGELOG.md"} <= names:
+            session.error(f"sdist {path.name} lacks the tests, the pins or the changelog (MANIFEST.in)")
+    session.log(f"tdcompat {version}: {wheels[0].name} ({len(wheel_names)} files), {sdists[0].name} ({len(sdist_names)} files)")
+    return version
 
 
 @nox.session(name="compat")

@@ -13,7 +13,7 @@ from . import activation as _activation
 from .config import ConfigError
 from .registry import PatchStatus, Registry, State, TdcompatError, TdcompatWarning
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it, so do the wheel and sdist
 
 def _all_patches():
     from .patches import ALL_PATCHES
