@@ -125,3 +125,18 @@ def test_a_dying_case_runner_is_a_message_and_exit_1(monkeypatch, capsys):
     monkeypatch.setattr(doctor, "_run_side", die)
     assert doctor.main(["--backend", "eager", "gap_dict_umod_dict_then_write"]) == 1
     assert "the case runner failed" in capsys.readouterr().out
+
+
+def test_version_is_written_once():
+    """pyproject.toml reads the version from tdcompat/__init__.py; the installed metadata agrees."""
+    import importlib.metadata
+    import pathlib
+
+    pyproject = (pathlib.Path(__file__).parent.parent / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject and 'attr = "tdcompat.__version__"' in pyproject
+    assert "\nversion =" not in pyproject.split("[tool.setuptools.dynamic]")[0]
+    try:
+        assert importlib.metadata.version("tdcompat") == tdcompat.__version__
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("tdcompat is not installed (run from the checkout)")
+    assert (pathlib.Path(tdcompat.__file__).parent / "py.typed").exists()
