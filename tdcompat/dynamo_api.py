@@ -76,3 +76,70 @@ def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
         exc.raise_observed_exception(exc_type, tx, tx)
     exc.raise_observed_exception(exc_type, tx)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def is_data_descriptor(cls: type, name: str) -> bool:
+    """Does ``cls`` (or a base) define ``name`` as a data descriptor? Those win over the instance dict."""
+    attr = inspect.getattr_static(cls, name, None)
+    return attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"))
+
+
+def instance_dict_contains(tx, obj, name: str):
+    """Is ``name`` in ``obj``'s instance dict at this point of the frame (None: unknown)?
+
+    A store or deletion made earlier in the frame decides; else the real
+    ``obj.__dict__`` of an object passed in, under a ``DICT_CONTAINS`` guard
+    (recorded as an effect: a handler that fails later must not fall back). An
+    object made in the frame has exactly the keys stored in it, as long as the
+    placeholder Dynamo made for it is still empty.
+    """
+    from torch._dynamo.variables import DeletedVariable
+
+    from .wrappers import effects_begin
+
+    side_effects = tx.output.side_effects
+    if side_effects.has_pending_mutation_of_attr(obj, name):
+        return not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), DeletedVariable)
+    real = getattr(getattr(obj, "value", None), "__dict__", None)
+    if not isinstance(real, dict):
+        return None
+    if obj.source is None:
+        return None if real else False
+    from torch._dynamo.source import AttrSource
+
+    present = name in real
+    effects_begin()
+    guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
+    return present
+
+
+def guard_deletion_replay(tx, obj, name: str) -> None:
+    """Make a deletion recorded on an input object replay as it was traced.
+
+    Dynamo decides at compile time, from the object it compiled for and under no
+    guard, whether the replay deletes: ``hasattr(obj, name)`` (up to 2.12, then
+    ``del obj.name``) or ``name in obj.__dict__`` (2.13 instance-dict deletions).
+    So: guard the input's key presence at frame entry, and graph-break where
+    ``hasattr`` and the instance dict disagree (a class attribute of that name:
+    the replay would raise ``AttributeError``, or skip a key a later input has).
+    """
+    if obj.source is None:
+        return
+    real = getattr(obj.value, "__dict__", None)
+    if not isinstance(real, dict):
+        return
+    from torch._dynamo.source import AttrSource
+
+    from .wrappers import effects_begin
+
+    present = name in real
+    instance_dict_kind = hasattr(tx.output.side_effects, "store_instance_dict_attr")
+    if not instance_dict_kind and hasattr(obj.value, name) != present:
+        graph_break(
+            "deletion replay would differ",
+            f"{type(obj.value).__qualname__}.{name}",
+            "the class defines this name too: Dynamo would replay the deletion as `del obj.name` "
+            "on an instance that does not have it",
+        )
+    effects_begin()
+    guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)

@@ -25,34 +25,11 @@ from __future__ import annotations
 
 import inspect
 
+from ..dynamo_api import is_data_descriptor
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "delattr-missing"
-
-
-def _present(tx, obj, name):
-    """Is ``name`` in ``obj``'s instance dictionary at this point of the frame? None: unknown."""
-    side_effects = tx.output.side_effects
-    if side_effects.has_pending_mutation_of_attr(obj, name):
-        from torch._dynamo.variables import DeletedVariable
-
-        return not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), DeletedVariable)
-    real = getattr(obj.value, "__dict__", None)
-    if not isinstance(real, dict):
-        return None
-    if obj.source is None:
-        # Made in the frame: every attribute it has is a store recorded above, as long
-        # as the placeholder object Dynamo made for it is still empty.
-        return None if real else False
-    from torch._dynamo.source import AttrSource
-
-    from ..dynamo_api import guard_dict_contains
-
-    present = name in real
-    effects_begin()
-    guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
-    return present
 
 
 @fail_safe(NAME)
@@ -73,12 +50,13 @@ def _call_delattr(wrapped, instance, args, kwargs):
     cls = type(obj.value)
     if inspect.getattr_static(cls, "__delattr__", None) is not object.__delattr__:
         return DEFER
-    attr = inspect.getattr_static(cls, name, None)
-    if attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")):
+    if is_data_descriptor(cls, name):
         return DEFER
     if not tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER
-    present = _present(tx, obj, name)
+    from ..dynamo_api import instance_dict_contains
+
+    present = instance_dict_contains(tx, obj, name)
     if present is None or present:
         return DEFER
     from ..dynamo_api import raise_observed
