@@ -31,6 +31,8 @@ def _tensordict_version():
 def _skip_without_tensordict(case):
     if case.needs_tensordict and not tensordict_available():
         pytest.skip("needs tensordict (pip install tdcompat[tensordict])")
+    if not case.runs_on(TORCH):
+        pytest.skip(f"runs on torch {case.torch} only")
 
 
 @pytest.mark.parametrize("name, backend", PARAMS)
@@ -59,7 +61,8 @@ def test_patched_equals_eager(name, backend):
 def test_patch_range_matches_its_cases(patch):
     """A patch is needed here exactly when some case it fixes fails here unpatched."""
     spec = tdcompat.patches.ALL_PATCHES[[p.name for p in tdcompat.patches.ALL_PATCHES].index(patch)]
-    mine = [c for c in CASES.values() if patch in c.patches and not (c.needs_tensordict and not tensordict_available())]
+    mine = [c for c in CASES.values() if patch in c.patches and not (c.needs_tensordict and not tensordict_available())
+            and c.runs_on(TORCH)]
     assert mine, f"patch {patch} has no case"
     td = _tensordict_version()
     failing_only_mine = [c.name for c in mine if c.patches == (patch,) and c.expected_unpatched(TORCH, td) != OK]

@@ -34,9 +34,13 @@ def runnable_cases() -> Tuple[Dict[str, Case], Dict[str, str]]:
     """(cases to run, {skipped case: why})."""
     cases, skipped = {}, {}
     have_td = tensordict_available()
+    import torch
+
     for name, case in all_cases().items():
         if case.needs_tensordict and not have_td:
             skipped[name] = "tensordict is not installed (pip install tdcompat[tensordict])"
+        elif not case.runs_on(torch.__version__):
+            skipped[name] = f"runs on torch {case.torch} only"
         else:
             cases[name] = case
     return cases, skipped

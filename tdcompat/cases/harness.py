@@ -50,6 +50,16 @@ class Case:
     doc: str = ""
     #: Changes the second call's inputs in place (default: :func:`vary`).
     vary: Optional[Callable[[Sequence[Any]], None]] = None
+    #: The torch releases the case runs on (a ``packaging`` specifier; empty: all). For a
+    #: pattern that is a graph break on older releases with and without tdcompat, where
+    #: the case would only restate the break.
+    torch: str = ""
+
+    def runs_on(self, torch_version: str) -> bool:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        return not self.torch or SpecifierSet(self.torch).contains(Version(Version(str(torch_version)).base_version))
 
     def expected_unpatched(self, torch_version: str, tensordict_version: Optional[str]) -> str:
         from packaging.specifiers import SpecifierSet
