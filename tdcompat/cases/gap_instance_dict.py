@@ -460,3 +460,29 @@ CASES = CASES + (
          doc="the same for a MutableMapping (2.6-2.11 read a guarded copy of its __dict__)"),
 )
 
+
+
+# -- iteration order of __dict__ after adding a key (dunder-dict-order; issue 11) ------------------
+def list_dict_after_add(x, o):
+    """CPython order: the object's keys, then the added one."""
+    o.z = x + 1
+    return list(o.__dict__), x * 2
+
+
+def list_vars_after_add_and_delete(x, o):
+    o.z = x + 1
+    del o.a
+    return list(vars(o)), [k for k in o.__dict__], x * 2
+
+
+CASES = CASES + (
+    Case("dict_order_plain_after_add", ("dunder-dict-order",), list_dict_after_add, _plain,
+         unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
+         doc="list(o.__dict__) after o.z = v: the new key comes last (a graph break before 2.12, with tdcompat too)"),
+    Case("dict_order_module_after_add", ("dunder-dict-order",), list_dict_after_add, _mod,
+         unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
+         doc="the same on an nn.Module passed in"),
+    Case("vars_order_plain_after_add_and_delete", ("dunder-dict-order",), list_vars_after_add_and_delete, _plain,
+         unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
+         doc="list(vars(o)) after adding z and deleting a"),
+)

@@ -180,3 +180,29 @@ CASES = (
     Case("misc_module_init_super_control", (), module_super_init_control, _module_inputs,
          doc="control: super().__init__() is traced natively on every release"),
 )
+
+
+# -- type() of a parameter made in the region (synthetic-type; issue 11, fuzzer seeds 5, 85, ...) --
+def type_of_new_parameter(x):
+    p = nn.Parameter(x * 2)
+    return type(p) is nn.Parameter, type(p).__name__, p + 1
+
+
+def tensordict_params_in_region(x):
+    """TensorDictParams built in the region: its __init__ checks type() of the parameters it makes."""
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictParams
+
+    params = TensorDictParams(TensorDict({"w": x + 1, "k": x * 3}, batch_size=[]))
+    return params["w"] * 2, type(params["k"]).__name__
+
+
+# 2.9 on: nn.Parameter() in the region is a graph break under fullgraph, with tdcompat too.
+CASES = CASES + (
+    Case("misc_type_of_new_parameter", ("synthetic-type",), type_of_new_parameter, lambda: (torch.randn(3),),
+         unpatched=(Expect("<2.9", GRAPH_BREAK),), torch="<2.9",
+         doc="type(p) of nn.Parameter(t) made in the region (InternalTorchDynamoError: SYNTHETIC_LOCAL)"),
+    Case("misc_tensordict_params_in_region", ("synthetic-type",), tensordict_params_in_region,
+         lambda: (torch.randn(3),), unpatched=(Expect("<2.9", GRAPH_BREAK),), torch="<2.9", needs_tensordict=True,
+         doc="TensorDictParams(TensorDict(...)) built in the region"),
+)

@@ -292,3 +292,83 @@ CASES = CASES + (
           "`del o.b` on an object made in the frame that never had b",
           unpatched=(Expect("<2.12", WRONG_RESULT),), patches=("delattr-missing",)),
 )
+
+
+# -- super().__delattr__: what `del module.x` ends in (super-delattr; issue 11, fuzzer seed 173) ----
+class PlainModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = 2
+        self.w = torch.nn.Parameter(torch.ones(3))
+
+
+class SuperDel:
+    """A class whose ``__delattr__`` counts, then defers to ``object.__delattr__`` through ``super()``."""
+
+    def __init__(self):
+        self.a = torch.ones(3)
+        self.deletes = 0
+
+    def __delattr__(self, name):
+        object.__setattr__(self, "deletes", self.deletes + 1)
+        super().__delattr__(name)
+
+
+def _module():
+    return PlainModule(), torch.randn(3)
+
+
+def _super_del():
+    return SuperDel(), torch.randn(3)
+
+
+def delete_then_read_dict(o, x):
+    """Read the instance dict back after ``del o.a`` in the same frame."""
+    del o.a
+    return "a" in o.__dict__, o.__dict__.get("a", -1), "a" in vars(o), x * 2
+
+
+CASES = CASES + (
+    # 2.8 has no nn.Module.__delattr__ at all ("UnspecializedNNModuleVariable missing method"), with tdcompat too.
+    Case("super_delattr_module_missing", ("super-delattr",), delete_maybe_missing, _module, torch="!=2.8.*",
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`del module.b` raises AttributeError when the module has no b (the second call's has it)"),
+    # Before 2.13 the deletion is replayed as `del o.b`, running the hook twice (2.8-2.12), and 2.5-2.7
+    # ignore a user __delattr__ altogether: natively wrong there, with tdcompat too (left, see super_delattr.py).
+    Case("super_delattr_custom_missing", ("super-delattr",), delete_maybe_missing, _super_del, torch=">=2.13",
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="the same through a class's own `__delattr__` that calls `super().__delattr__`"),
+    Case("super_delattr_module_dict_view", ("super-delattr",), delete_then_read_dict, _module, torch="!=2.8.*",
+         unpatched=(Expect("<2.8", GRAPH_BREAK), Expect(">=2.13", WRONG_RESULT)),
+         doc="`del module.a`, then `'a' in module.__dict__` / `vars(module)` in the same frame"),
+)
+
+
+# -- reading a missing attribute (getattr-missing-guard; issue 11, fuzzer seed 78) ---------------
+def read_maybe_missing(o, x):
+    """The second call's object has ``b`` (harness.vary adds it): eager reads it then."""
+    try:
+        value = o.b
+    except AttributeError:
+        value = None
+    return value is None, x + 1
+
+
+def getattr_maybe_missing(o, x):
+    try:
+        return getattr(o, "b") * x
+    except AttributeError:
+        return x - 1
+
+
+CASES = CASES + (
+    Case("getattr_missing_input", ("getattr-missing-guard",), read_maybe_missing, _plain,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`try: o.b / except AttributeError` on a second call whose object has b"),
+    Case("getattr_builtin_missing_input", ("getattr-missing-guard",), getattr_maybe_missing, _plain,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`getattr(o, 'b')` in a try, the same"),
+    Case("getattr_missing_mapping", ("getattr-missing-guard", "mutable-mapping-setattr"), read_maybe_missing,
+         _bag_inputs, unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="the same on a MutableMapping passed in"),
+)

@@ -234,6 +234,10 @@ def _store(tx, obj, key, value) -> None:
     if not side_effects.is_attribute_mutation(obj) or (obj.source is not None and obj.value not in side_effects):
         graph_break("__dict__ write on an untracked object", f"{obj}.__dict__[{key!r}]",
                     "Dynamo does not track attribute mutations of this object")
+    if isinstance(value, variables.DeletedVariable):
+        from ..dynamo_api import guard_deletion_replay
+
+        guard_deletion_replay(tx, obj, key)
     effects_begin()
     if _native_setitem():
         obj.method_setattr_standard(tx, variables.ConstantVariable.create(key), value, directly_update_dict=True)

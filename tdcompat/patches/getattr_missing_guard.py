@@ -1,0 +1,67 @@
+"""Reading a missing attribute (``AttributeError``) is not guarded (torch 2.5 on).
+
+Root cause: ``UserDefinedObjectVariable.var_getattr``
+(torch/_dynamo/variables/user_defined.py) raises ``AttributeError`` inside the
+trace (``raise_observed_exception``) when the object passed in has no such
+attribute, and installs no guard that says so: only the type is guarded. Code
+compiled for an object without ``b`` runs the ``except AttributeError:``
+branch for a later object that has it. ``try: o.b / except AttributeError``
+and ``getattr(o, "b")`` in a ``try`` are silently wrong (measured on 2.5.1, 2.6.0, 2.8.0,
+2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.15.0). ``hasattr`` and
+``getattr(o, k, default)`` take another path and are guarded.
+
+The fix adds the missing guard where the exception leaves ``var_getattr``: the
+key is not in the input's ``__dict__`` (``DICT_NOT_CONTAINS``, true at trace
+time, so it can only cost a recompile). Class attributes are covered by the
+type guard Dynamo already has. Objects made in the frame and keys stored or
+deleted in the frame need no guard.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+NAME = "getattr-missing-guard"
+
+
+@fail_safe(NAME)
+def _var_getattr(wrapped, instance, args, kwargs):
+    """``UserDefinedObjectVariable.var_getattr(tx, name)``."""
+    if instance.source is None or len(args) != 2 or kwargs:
+        return DEFER
+    from torch._dynamo.exc import ObservedAttributeError
+
+    tx, name = args
+    try:
+        return wrapped(tx, name)
+    except ObservedAttributeError:
+        real = getattr(instance.value, "__dict__", None)
+        if (isinstance(name, str) and isinstance(real, dict) and name not in real
+                and not tx.output.side_effects.has_pending_mutation_of_attr(instance, name)):
+            from torch._dynamo.source import AttrSource
+
+            from ..dynamo_api import guard_dict_contains
+
+            guard_dict_contains(AttrSource(instance.source, "__dict__"), name, False)
+        raise
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`try: o.b / except AttributeError:` reuses code compiled for an object without `b` when a later "
+    "object has it (silently wrong, torch 2.5+)",
+    upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.var_getattr",
+    mirrors="open upstream",
+    torch=">=2.5",
+    targets=(
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr", _var_getattr,
+               params=("tx", "name")),
+    ),
+    requires=(
+        "torch._dynamo.exc:ObservedAttributeError",
+        "torch._dynamo.side_effects:SideEffects.has_pending_mutation_of_attr",
+        "torch._dynamo.source:AttrSource",
+    ),
+    summary="a missing attribute read in the trace is guarded absent from the input's __dict__",
+)
