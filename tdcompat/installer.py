@@ -91,7 +91,16 @@ def _prepare(target: Target) -> tuple:
 
 def install(patch: Patch) -> List[Installed]:
     """Wrap every target of ``patch``; all or nothing."""
-    prepared = [(target, *_prepare(target)) for target in patch.targets]
+    prepared, absent = [], []
+    for target in patch.targets:
+        try:
+            prepared.append((target, *_prepare(target)))
+        except NotApplicable as exc:
+            if not target.optional:
+                raise
+            absent.append(str(exc))
+    if not prepared:
+        raise NotApplicable("; ".join(absent))
     for requirement in patch.requires:
         resolve(requirement)
     installed: List[Installed] = []

@@ -24,7 +24,10 @@ class Target:
     method the class only inherits: the wrapper is then installed on the class
     itself and revert deletes it again, so the class ``__dict__`` is restored
     exactly. ``params`` are parameter names the wrapped method must accept, so a
-    changed signature makes the patch inapplicable instead of wrong.
+    changed signature makes the patch inapplicable instead of wrong. An
+    ``optional`` target that this torch does not have is left out (the method
+    was renamed between releases: list each name as an optional target); a
+    patch needs at least one target installed.
     """
 
     module: str
@@ -33,6 +36,7 @@ class Target:
     wrapper: Wrapper
     inherited: bool = False
     params: Tuple[str, ...] = ()
+    optional: bool = False
 
     @property
     def qualname(self) -> str:

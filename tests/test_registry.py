@@ -103,6 +103,29 @@ def test_inherited_method_is_installed_and_removed_on_the_subclass():
     assert "greet" not in vars(Child)
 
 
+def test_optional_targets_install_the_names_this_torch_has():
+    """A method renamed between releases: each name is an optional target; those present are wrapped."""
+    patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
+                  targets=(Target(MODULE, "Base", "greet_v1", shout, optional=True),
+                           Target(MODULE, "Base", "greet", shout, optional=True)))
+    original = vars(Base)["greet"]
+    reg = Registry([patch])
+    assert reg.apply("double", strict=False) is State.APPLIED
+    assert Base().greet("x") == "HELLO X" and "greet_v1" not in vars(Base)
+    reg.revert("double", "t")
+    assert vars(Base)["greet"] is original
+
+
+def test_optional_targets_none_present_is_not_applicable():
+    patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
+                  targets=(Target(MODULE, "Base", "greet_v1", shout, optional=True),
+                           Target(MODULE, "Base", "greet_v2", shout, optional=True)))
+    reg = Registry([patch])
+    with pytest.warns(TdcompatWarning, match="greet_v1 does not exist.*greet_v2 does not exist"):
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+    assert "greet_v1" not in vars(Base) and "greet_v2" not in vars(Base)
+
+
 def test_inherited_method_refused_unless_declared():
     reg = Registry([make(owner="Child")])
     with pytest.warns(TdcompatWarning, match="no longer defined on Child itself"):

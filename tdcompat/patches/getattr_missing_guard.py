@@ -1,7 +1,7 @@
 """Reading a missing attribute (``AttributeError``) is not guarded (torch 2.5 on).
 
-Root cause: ``UserDefinedObjectVariable.var_getattr``
-(torch/_dynamo/variables/user_defined.py) raises ``AttributeError`` inside the
+Root cause: ``UserDefinedObjectVariable.var_getattr`` (``generic_getattr``
+from 2.13; torch/_dynamo/variables/user_defined.py) raises ``AttributeError`` inside the
 trace (``raise_observed_exception``) when the object passed in has no such
 attribute, and installs no guard that says so: only the type is guarded. Code
 compiled for an object without ``b`` runs the ``except AttributeError:``
@@ -27,7 +27,7 @@ NAME = "getattr-missing-guard"
 
 @fail_safe(NAME)
 def _var_getattr(wrapped, instance, args, kwargs):
-    """``UserDefinedObjectVariable.var_getattr(tx, name)``."""
+    """``UserDefinedObjectVariable.var_getattr(tx, name)`` / ``generic_getattr(tx, name)``."""
     if instance.source is None or len(args) != 2 or kwargs:
         return DEFER
     from torch._dynamo.exc import ObservedAttributeError
@@ -51,12 +51,16 @@ PATCH = Patch(
     name=NAME,
     fixes="`try: o.b / except AttributeError:` reuses code compiled for an object without `b` when a later "
     "object has it (silently wrong, torch 2.5+)",
-    upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.var_getattr",
+    upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.var_getattr "
+    "(generic_getattr from 2.13)",
     mirrors="open upstream",
     torch=">=2.5",
     targets=(
+        # var_getattr up to 2.13; 2.13 adds generic_getattr (CPython's PyObject_GenericGetAttr), the only one from 2.14.
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr", _var_getattr,
-               params=("tx", "name")),
+               params=("tx", "name"), optional=True),
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr", _var_getattr,
+               params=("tx", "name"), optional=True),
     ),
     requires=(
         "torch._dynamo.exc:ObservedAttributeError",
