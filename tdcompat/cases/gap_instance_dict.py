@@ -486,3 +486,23 @@ CASES = CASES + (
          unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
          doc="list(vars(o)) after adding z and deleting a"),
 )
+
+
+# -- o.__dict__[k] raising KeyError is guarded (dunder-dict-guards on 2.12+; fuzzer seed 106) ------
+def getitem_input_key(x, o):
+    """The second call's object has ``b``: eager reads it then."""
+    try:
+        value = o.__dict__["b"]
+    except KeyError:
+        value = None
+    return value is None, x + 1
+
+
+CASES = CASES + (
+    Case("dict_plain_getitem_input_key", ("instance-dict-writes", "dunder-dict-guards"), getitem_input_key, _plain,
+         unpatched=(Expect("<2.12", GRAPH_BREAK), Expect(">=2.12", WRONG_RESULT)),
+         doc="o.__dict__['b'] in a try on a second call whose object has b"),
+    Case("dict_mapping_getitem_input_key", ("instance-dict-writes", "dunder-dict-guards"), getitem_input_key,
+         _mapping, unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.7", WRONG_RESULT)),
+         doc="the same for a MutableMapping (2.6 reads a guarded copy of its __dict__)"),
+)

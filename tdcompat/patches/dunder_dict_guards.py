@@ -8,14 +8,15 @@ no-ops ("Mutations to __dict__ are tracked through side effects, so we don't
 need to install guards"). That holds for mutations made in the frame, not for
 the object passed in: its instance dictionary may have other keys on the next
 call. Code compiled for an input without ``b`` answers ``"b" in o.__dict__``
-with ``False`` (or ``o.__dict__.get("b")`` with the default, ``list(o.__dict__)``
-with the old keys) for an input that has it: a silently wrong result, measured
+with ``False`` (or ``o.__dict__.get("b")`` with the default, ``o.__dict__["b"]``
+with ``KeyError``, ``list(o.__dict__)`` with the old keys) for an input that has it: a silently wrong result, measured
 on 2.13.0 and 2.15.0 for plain objects and mappings.
 
 The fix is what ``ConstDictVariable`` does, on the source of the real
 dictionary: for an object passed in (the tracker has a source), guard the
 presence of a constant key (``DICT_CONTAINS``/``DICT_NOT_CONTAINS``, decided on
-the input's real ``__dict__``), and guard the key set where Dynamo reads it
+the input's real ``__dict__``; also where ``o.__dict__[k]`` raises ``KeyError``,
+``ConstDictVariable.getitem_const_raise_exception_if_absent``), and guard the key set where Dynamo reads it
 (``DICT_KEYS_MATCH``). Objects made in the frame (no source) stay unguarded,
 as upstream intends. The guards are on the input state at frame entry, so
 mutations in the frame do not affect them.
@@ -55,6 +56,22 @@ def _contains_guard(wrapped, instance, args, kwargs):
 
 
 @fail_safe(NAME)
+def _getitem_guard(wrapped, instance, args, kwargs):
+    """``DunderDictVariable.getitem_const_raise_exception_if_absent(tx, arg)`` (``o.__dict__[k]``):
+    a missing key raises ``KeyError`` in the trace, and nothing guards that it is still missing."""
+    if instance.source is None or kwargs or len(args) != 2 or not args[1].is_python_constant():
+        return DEFER
+    key = args[1].as_python_constant()
+    real = _real_dict(instance)
+    if not isinstance(key, str) or real is None:
+        return DEFER
+    from ..dynamo_api import guard_dict_contains
+
+    guard_dict_contains(instance.source, key, key in real)
+    return wrapped(*args)
+
+
+@fail_safe(NAME)
 def _keys_match_guard(wrapped, instance, args, kwargs):
     """``DunderDictVariable.install_dict_keys_match_guard()``."""
     if instance.source is None or args or kwargs or _real_dict(instance) is None:
@@ -78,6 +95,8 @@ PATCH = Patch(
                params=("tx", "args")),
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "install_dict_keys_match_guard",
                _keys_match_guard),
+        Target("torch._dynamo.variables.dicts", "DunderDictVariable", "getitem_const_raise_exception_if_absent",
+               _getitem_guard, inherited=True, params=("tx", "arg")),
     ),
     requires=(
         "torch._dynamo.guards:GuardBuilder.DICT_KEYS_MATCH",

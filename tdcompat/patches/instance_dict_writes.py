@@ -294,17 +294,16 @@ def _handle_read(tx, obj, name, call_args, call_kwargs):
         return _read(tx, obj, key)
     if name == "get":
         return call_args[1] if len(call_args) == 2 else variables.ConstantVariable.create(None)
-    _missing_key(obj, name, key)
+    _missing_key(tx, obj, name, key)
 
 
-def _missing_key(obj, name, key):
-    from ..dynamo_api import graph_break
+def _missing_key(tx, obj, name, key):
+    """Eager raises ``KeyError``: so does the trace (the key's absence is guarded by ``_has_key``;
+    a graph break where this torch cannot raise it inside the trace)."""
+    from ..dynamo_api import raise_observed
 
-    graph_break(
-        "KeyError from a __dict__ write",
-        f"{obj}.__dict__.{name}({key!r})",
-        "the key is not in the instance dictionary; eager raises KeyError",
-    )
+    effects_begin()
+    raise_observed(KeyError, tx, f"{obj}.__dict__.{name}({key!r})")
 
 
 def _update_items(tx, args, kwargs):
@@ -375,7 +374,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         if len(call_args) != 1:
             return DEFER
         if not _has_key(tx, obj, key):
-            _missing_key(obj, name, key)
+            _missing_key(tx, obj, name, key)
         _check_delete(tx, obj, key)
         _store(tx, obj, key, variables.DeletedVariable())
         return none
@@ -398,7 +397,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
             return value
         if len(call_args) == 2:
             return call_args[1]
-        _missing_key(obj, name, key)
+        _missing_key(tx, obj, name, key)
     return DEFER
 
 
