@@ -181,3 +181,29 @@ def upstream(session: nox.Session) -> None:
     """Each open gap's PR (docs/upstream/<gap>/) applied to a private copy of the newest torch."""
     session.run(_tests_python(session, list(MATRIX)[-1]), "scripts/check_upstream.py", *session.posargs,
                 external=True)
+
+
+@nox.session(name="real_clients", python=False, default=False)
+@nox.parametrize("minor", list(MATRIX))
+def real_clients(session: nox.Session, minor: str) -> None:
+    """TorchRL's losses without and with tdcompat (issue 14), in the reused ``tests-<minor>`` environment.
+
+    ``nox -s "real_clients(minor='2.5')"`` runs ``tests/test_real_clients.py``; with
+    ``-- --measure`` it writes ``benchmarks/results/real_clients-<torch>.json`` instead.
+    TorchRL comes from requirements/torchrl-<minor>.txt, each line with ``--no-deps``.
+    """
+    python = _tests_python(session, minor)
+    for line in (HERE / "requirements" / f"torchrl-{minor}.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            session.run(python, "-m", "pip", "install", "-q", "--no-deps", line, external=True)
+    session.run(python, "-c", "import torch, tensordict, torchrl; "
+                "print('torch', torch.__version__, 'tensordict', tensordict.__version__, 'torchrl', torchrl.__version__)",
+                external=True)
+    if session.posargs[:1] == ["--measure"]:
+        torch_version = MATRIX[minor][0]
+        session.run(python, "benchmarks/real_clients.py", "--out",
+                    f"benchmarks/results/real_clients-{torch_version}.json", *session.posargs[1:], external=True)
+    else:
+        session.run(python, "-m", "pytest", "-m", "real_client", "tests/test_real_clients.py", *session.posargs,
+                    external=True)
