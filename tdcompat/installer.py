@@ -108,7 +108,24 @@ def install(patch: Patch) -> List[Installed]:
         wrapper = wrapt.FunctionWrapper(raw, target.wrapper)
         setattr(owner, target.attribute, wrapper)
         installed.append(Installed(owner, target.attribute, own, wrapper))
+    _drop_bound_handlers(entry.owner for entry in installed)
     return installed
+
+
+#: Class attributes where Dynamo keeps handlers bound to methods tdcompat may wrap:
+#: ``BuiltinVariable._make_handler`` binds ``call_<builtin>`` once per argument types and
+#: keeps it in ``call_function_handler_cache`` (2.5-2.15). A wrapper installed after the
+#: first use would never run, and one removed would keep running.
+_HANDLER_CACHES = ("call_function_handler_cache",)
+
+
+def _drop_bound_handlers(owners) -> None:
+    for owner in owners:
+        for klass in owner.__mro__:
+            for name in _HANDLER_CACHES:
+                cache = vars(klass).get(name)
+                if isinstance(cache, dict):
+                    cache.clear()
 
 
 def uninstall(installed: List[Installed]) -> Optional[str]:
@@ -122,4 +139,5 @@ def uninstall(installed: List[Installed]) -> Optional[str]:
                 delattr(entry.owner, entry.attribute)
         else:
             setattr(entry.owner, entry.attribute, entry.original)
+    _drop_bound_handlers(entry.owner for entry in installed)
     return note

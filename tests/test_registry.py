@@ -116,6 +116,17 @@ def test_optional_targets_install_the_names_this_torch_has():
     assert vars(Base)["greet"] is original
 
 
+def test_install_and_revert_drop_handlers_bound_to_the_old_method():
+    """Dynamo's BuiltinVariable keeps bound call_<builtin> handlers in call_function_handler_cache."""
+    Base.call_function_handler_cache = {"type": Base().greet}
+    reg = Registry([make()])
+    reg.apply("double", strict=False)
+    assert Base.call_function_handler_cache == {}
+    Base.call_function_handler_cache["type"] = Base().greet
+    reg.revert("double", "t")
+    assert Base.call_function_handler_cache == {}
+
+
 def test_optional_targets_none_present_is_not_applicable():
     patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
                   targets=(Target(MODULE, "Base", "greet_v1", shout, optional=True),
