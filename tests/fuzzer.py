@@ -134,6 +134,8 @@ class Store(MutableMapping):
         self.t = x - n
         if n % 2:
             self.b = "odd"
+        else:
+            self.__dict__["p"] = -n  # hidden by the property
 
     @property
     def p(self):
@@ -286,6 +288,8 @@ class Ctx:
         self.depth = 0
         if n % 2:
             self.b = "odd"
+        else:
+            self.__dict__["p"] = -n  # hidden by the property
 
     @property
     def p(self):
@@ -315,6 +319,8 @@ class CtxMap(MutableMapping):
         self.depth = 0
         if n % 2:
             self.b = "odd"
+        else:
+            self.__dict__["p"] = -n  # hidden by the property
 
     @property
     def p(self):
@@ -418,14 +424,14 @@ KINDS: Dict[str, Kind] = {
         Kind("Shadow", "Shadow({x}, {n})", ("Shadow",), maybe=("b", "c", "p"), props=("p",),
              class_attrs=("c",)),
         Kind("Mod", "Mod({x}, {n})", ("Mod",), always=("a",), module_keys=("w", "buf")),
-        Kind("Store", "Store({x}, {n})", ("Store",), props=("p",), class_attrs=("c",), mapping=True),
+        Kind("Store", "Store({x}, {n})", ("Store",), maybe=("b", "p"), props=("p",), class_attrs=("c",), mapping=True),
         Kind("LiarKeys", "LiarKeys({x}, {n})", ("LiarKeys",), always=("a",), mapping=True),
         Kind("LiarItems", "LiarItems({x}, {n})", ("LiarItems",), always=("a",), mapping=True),
         Kind("ModMap", "ModMap({x}, {n})", ("ModMap",), always=("a",), module_keys=("w",), mapping=True),
         Kind("ModMapU", "ModMapU({x}, {n})", ("ModMapU",), always=("a",), module_keys=("w",), mapping=True),
-        Kind("Ctx", "Ctx({x}, {n})", ("Ctx",), props=("p",), class_attrs=("c",), ctx=True,
+        Kind("Ctx", "Ctx({x}, {n})", ("Ctx",), maybe=("b", "p"), props=("p",), class_attrs=("c",), ctx=True,
              readonly_keys=("depth", "entered", "exits")),
-        Kind("CtxMap", "CtxMap({x}, {n})", ("CtxMap",), always=("a",), props=("p",), class_attrs=("c",),
+        Kind("CtxMap", "CtxMap({x}, {n})", ("CtxMap",), always=("a",), maybe=("b", "p"), props=("p",), class_attrs=("c",),
              mapping=True, ctx=True, readonly_keys=("depth", "entered")),
         Kind("TD", "make_td({x}, {n})", ("make_td",), always=(), maybe=(), mapping=True, td=True,
              store_always=("k0", "k1")),
@@ -457,6 +463,17 @@ READ_BACKS = ATTR_READS + (ATTR_GET, D_GET, V_GET, D_SETDEFAULT, D_POP_D)
 TD_ATTR_OPS = (ATTR_SET, ATTR_GET, GETATTR_D, HASATTR, ATTR_DEL)
 WEAKREFS = (WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE)
 
+#: A program's theme narrows its objects and weights its ops (weights of the themes in brackets):
+#: ``free`` [4] anything; ``shadow`` [3] objects whose class has a property ``p`` (hiding an
+#: instance key on even calls) and a class attribute ``c``, keys mostly ``p``/``c``, reads
+#: through ``__dict__``/``vars``; ``mapping_attr`` [3] plain MutableMappings passed in or
+#: global, attribute writes read back through ``__dict__``/``vars``.
+THEMES: Tuple[Tuple[str, int], ...] = (("free", 4), ("shadow", 3), ("mapping_attr", 3))
+THEME_KINDS = {"shadow": ("Shadow", "Store", "Ctx", "CtxMap"),
+               "mapping_attr": ("Store", "LiarKeys", "LiarItems", "CtxMap")}
+THEME_OPS = {"shadow": (D_SETDEFAULT, D_GET, D_GETM, D_IN, V_GET, D_POP_D, D_SET, V_SET, D_UPDATE, ATTR_GET, GETATTR),
+             "mapping_attr": (ATTR_SET, D_GET, D_GETM, D_IN, V_GET, D_SETDEFAULT, D_POP_D, ATTR_GET)}
+
 CONFIGS: Tuple[Tuple[bool, str], ...] = ((True, "eager"), (False, "eager"), (True, "aot_eager"), (False, "aot_eager"))
 
 
@@ -486,6 +503,7 @@ class Program:
     calls: Tuple[int, ...]
     fullgraph: bool = True
     backend: str = "eager"
+    theme: str = "free"
 
     @property
     def config(self) -> str:
@@ -775,8 +793,8 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
 
 
 # -- generation ----------------------------------------------------------------
-def _ops_for(kind: Kind) -> List[Tuple[str, int]]:
-    """(op kind, weight) available on an object of ``kind``."""
+def _ops_for(kind: Kind, theme: str = "free") -> List[Tuple[str, int]]:
+    """(op kind, weight) available on an object of ``kind`` in a program of ``theme``."""
     if kind.td:
         ops = [(t, 2) for t in TD_ATTR_OPS] + [(t, 2) for t in MAP_READS] + [(M_SETITEM, 4), (WR_LOCAL, 1), (WR_CB, 1)]
         return ops
@@ -787,7 +805,8 @@ def _ops_for(kind: Kind) -> List[Tuple[str, int]]:
     if kind.ctx:
         ops += [(WITH, 8)]
     ops += [(t, 1) for t in WEAKREFS]
-    return ops
+    favoured = THEME_OPS.get(theme, ())
+    return [(t, w * 4 if t in favoured else w) for t, w in ops]
 
 
 def _choose(rng: random.Random, weighted: Sequence[Tuple[str, int]]) -> str:
@@ -796,27 +815,32 @@ def _choose(rng: random.Random, weighted: Sequence[Tuple[str, int]]) -> str:
 
 def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pending: List[Tuple[int, str, str]]) -> List[Op]:
     ops: List[Op] = []
+    use_p = 0.5 if program.theme == "shadow" else 0.35
     while len(ops) < count:
         # Read back what was written, through a random read path (strong bias).
         if pending and rng.random() < 0.8:
             i, key, what = pending.pop(rng.randrange(len(pending)))
             kind = KINDS[program.objects[i].kind]
             value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
-            use_it = rng.random() < 0.35
+            use_it = rng.random() < use_p
             if what == "item":
                 ops.append(Op(rng.choice(MAP_READS), i, key, value, use=use_it))
             elif kind.td:
                 ops.append(Op(rng.choice((ATTR_GET, GETATTR_D, HASATTR)), i, key, value, use=use_it))
             else:
-                ops.append(Op(rng.choice(READ_BACKS), i, key, value, use=use_it))
+                reads = READ_BACKS + {"shadow": THEME_OPS["shadow"][:6],
+                                      "mapping_attr": (V_GET, V_GET, D_GET, D_GETM)}.get(program.theme, ())
+                ops.append(Op(rng.choice(reads), i, key, value, use=use_it))
             continue
         i = rng.randrange(len(program.objects))
         kind = KINDS[program.objects[i].kind]
-        t = _choose(rng, _ops_for(kind))
+        t = _choose(rng, _ops_for(kind, program.theme))
         if t == WITH and depth >= 2:
             continue
         key = rng.choice(kind.item_keys if t in (M_SETITEM, M_GETITEM, M_IN) else
                          kind.read_keys if t in ATTR_READS else kind.keys)
+        if program.theme == "shadow" and kind.props and t not in (M_SETITEM, M_GETITEM, M_IN) and rng.random() < 0.6:
+            key = rng.choice(kind.props + kind.class_attrs)
         value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
         if t == WITH:
             body = _gen_ops(rng, program, rng.choice((0, 1, 1, 2, 2, 3)), depth + 1, pending)
@@ -824,7 +848,7 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
             if rng.random() < 0.5:
                 pending.append((i, rng.choice(("depth", "entered", "exits") if not kind.mapping else ("depth", "entered")), "attr"))
             continue
-        ops.append(Op(t, i, key, value, use=rng.random() < 0.35))
+        ops.append(Op(t, i, key, value, use=rng.random() < use_p))
         for _ in range(rng.choice((1, 1, 2))):  # read back once or twice, by different paths
             if t in ATTR_WRITES + ATTR_REMOVES + (WR_STORE,):
                 pending.append((i, "wr" if t == WR_STORE else key, "attr"))
@@ -836,14 +860,16 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
 def generate(seed: int, config: Optional[Tuple[bool, str]] = None, tensordict: bool = HAVE_TENSORDICT) -> Program:
     """The program of ``seed``; its config cycles through :data:`CONFIGS` with the seed."""
     rng = random.Random(seed)
-    kinds = list(ALWAYS_KINDS) + (list(TD_KINDS) if tensordict else [])
-    objects = [Obj(rng.choice(kinds), rng.choice(PLACES)) for _ in range(rng.choice((1, 1, 2, 2, 3)))]
+    theme = _choose(rng, THEMES)
+    kinds = THEME_KINDS.get(theme) or list(ALWAYS_KINDS) + (list(TD_KINDS) if tensordict else [])
+    places = ("arg", "arg", "global", "local") if theme == "mapping_attr" else PLACES
+    objects = [Obj(rng.choice(kinds), rng.choice(places)) for _ in range(rng.choice((1, 1, 2, 2, 3)))]
     # A context manager is rarer among the kinds; give the with-statement a fair share.
-    if rng.random() < 0.2:
+    if theme == "free" and rng.random() < 0.2:
         objects[0] = Obj(rng.choice(("Ctx", "CtxMap")), objects[0].place)
     n1 = rng.choice((1, 2))
     fullgraph, backend = config or CONFIGS[seed % len(CONFIGS)]
-    program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend)
+    program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend, theme)
     program.ops = _gen_ops(rng, program, rng.randint(2, 8), 0, [])
     return program
 
@@ -1280,7 +1306,9 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
         "runs": runs,
         "seconds": round(time.monotonic() - start, 2),
         "run_seconds": round(run_seconds, 2),
-        "programs_per_second": round(runs / run_seconds, 3) if run_seconds else 0.0,
+        # A run: one program under one config, eager + compiled unpatched + compiled patched.
+        "runs_per_second": round(runs / run_seconds, 3) if run_seconds else 0.0,
+        "programs_per_second": round(index / run_seconds, 3) if run_seconds else 0.0,
         "all_configs": all_configs,
         "counts": counts,
         "patches": status,
@@ -1329,7 +1357,8 @@ def summary(report: dict, standalone: bool = False) -> str:
     lines = [
         "tdcompat fuzz: torch {} tensordict {} python {}".format(v.get("torch"), v.get("tensordict", "-"), v.get("python")),
         f"seed {report['seed']}: {report['programs']} programs, {report['runs']} runs "
-        f"({report['programs_per_second']} programs/s excluding shrinking; {report['seconds']} s in all)"
+        f"({report['programs_per_second']} programs/s, {report['runs_per_second']} runs/s, shrinking excluded; "
+        f"{report['seconds']} s in all)"
         f"{'; every program under all 4 configs' if report['all_configs'] else ''}",
     ]
     for cat in CATEGORIES:
