@@ -335,11 +335,18 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
-    if name not in _WRITES and name not in _READS or (name == "__setitem__" and _native_setitem()):
+    if name not in _WRITES and name not in _READS:
         return DEFER
     obj = instance.obj
     if type(obj) not in _receiver_types():
         return DEFER
+    if name == "__setitem__" and _native_setitem():
+        # Dynamo's own __setitem__ (2.7+) records a store that a later `obj.key` returns even where
+        # a data descriptor (a property) wins in CPython (silently wrong on 2.8-2.11): those only.
+        key = _const_str(call_args[0]) if len(call_args) == 2 and not call_kwargs else None
+        if key is None or not _is_data_descriptor(obj.value, key):
+            return DEFER
+        _check_key(tx, obj, key)
     from torch._dynamo import variables
     from torch._dynamo.side_effects import SideEffects
 

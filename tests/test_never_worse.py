@@ -1,0 +1,81 @@
+"""Patterns where tdcompat's answer is a graph break, not a compiled frame: the result must
+still equal eager (``fullgraph=False``), on every release.
+
+The catalog (tests/test_cases.py) holds patterns tdcompat makes compile under
+``fullgraph=True``; these are the ones it deliberately leaves to eager because compiled
+code would be wrong. Each was found by the fuzzer (issue 11). Measured without tdcompat:
+
+* ``o.__dict__[k] = v`` for a key a property shares, then ``o.k``: Dynamo returns ``v``
+  where CPython calls the property (silently wrong on 2.8-2.11; a break on 2.5-2.7;
+  right on 2.12+). ``instance-dict-writes`` graph-breaks on the write (<2.12).
+* ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
+  (2.6-2.11): natively a write into a guarded copy of ``m.__dict__``; with
+  ``mapping-dunder-dict`` a break (tdcompat does not model instance-dict writes a data
+  descriptor hides before 2.12, where Dynamo would replay them as ``setattr``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tdcompat.cases.harness import vary
+from tdcompat.cases.mappings import StoreMapping
+from tdcompat.cases.snapshot import diff, snapshot
+
+
+class Shadowed:
+    def __init__(self):
+        self.a = torch.ones(3)
+
+    @property
+    def p(self):
+        return 100
+
+
+class ShadowedMapping(StoreMapping):
+    def __init__(self):
+        self._store = {"k": torch.ones(3)}
+        self.a = torch.ones(3)
+
+    @property
+    def p(self):
+        return 100
+
+
+def write_hidden_then_read(o, x):
+    o.__dict__["p"] = x * 2
+    return o.p, getattr(o, "p", None), o.__dict__["p"]
+
+
+def vars_write_hidden_then_read(o, x):
+    vars(o)["p"] = 5
+    return o.p * x, vars(o)["p"]
+
+
+def setdefault_hidden(o, x):
+    return o.__dict__.setdefault("p", 7), x + 1
+
+
+PROGRAMS = [
+    (fn, cls)
+    for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden)
+    for cls in (Shadowed, ShadowedMapping)
+]
+
+
+@pytest.mark.parametrize("fn, cls", PROGRAMS, ids=[f"{f.__name__}-{c.__name__}" for f, c in PROGRAMS])
+def test_left_to_eager_equals_eager(fn, cls):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    for call in (1, 2):
+        torch.manual_seed(call)
+        expected_args = (cls(), torch.randn(3))
+        torch.manual_seed(call)
+        got_args = (cls(), torch.randn(3))  # equal to expected_args, a separate copy
+        if call == 2:
+            vary(expected_args)
+            vary(got_args)
+        expected = snapshot((fn(*expected_args), expected_args))
+        got = snapshot((compiled(*got_args), got_args))
+        assert not diff(expected, got, "call"), diff(expected, got, "call")
