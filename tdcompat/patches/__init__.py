@@ -14,6 +14,7 @@ _PATCH_MODULES = (
     "dunder_dict_guards",
     "dunder_dict_order",
     "instance_dict_vars",
+    "dunder_dict_type",
     "input_context_manager",
     "weakref_reconstruct",
     "skipped_module_init",

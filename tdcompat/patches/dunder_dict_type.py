@@ -1,0 +1,128 @@
+"""``isinstance(obj.__dict__, dict)`` / ``type(obj.__dict__)`` graph-break (torch 2.5-2.11).
+
+Root cause. For a user object (``UserDefinedObjectVariable`` and its
+subclasses ``UnspecializedNNModuleVariable``, ``MutableMappingVariable``,
+``GenericContextWrappingVariable``) Dynamo answers ``obj.__dict__`` with
+``GetAttrVariable(obj, "__dict__")`` (torch/_dynamo/variables/misc.py), which
+does not know its own type:
+
+* torch 2.5: ``GetAttrVariable`` has no ``python_type``; the inherited
+  ``VariableTracker.python_type`` tries ``as_python_constant`` and raises
+  ``NotImplementedError``.
+* torch 2.6-2.11: ``GetAttrVariable.python_type`` returns ``self.py_type``,
+  which ``var_getattr`` never sets for ``__dict__``, and otherwise defers to
+  that same base method.
+
+So ``isinstance(obj.__dict__, dict)`` is ``Unsupported: isinstance(GetAttrVariable(...,
+__dict__), BuiltinVariable(dict)): can't determine type of ...`` (2.5-2.7) or
+``builtin isinstance() cannot determine type of argument`` (2.8-2.11), and
+``type(obj.__dict__)`` a ``UserError: ... has no type`` (every one of them).
+``nn.Module.__setattr__`` runs that very test (``remove_from`` in
+torch/nn/modules/module.py: ``isinstance(self.__dict__, dict)``) whenever a
+module, parameter or buffer is assigned through a user ``__setattr__`` that
+Dynamo inlines, e.g. every TorchRL loss's ``self._value_estimator = ...``
+(``LossModule.__setattr__`` -> ``super().__setattr__``). torch 2.12 made
+``__dict__`` a real dictionary (``DunderDictVariable``, pytorch/pytorch#174570,
+#174941); nothing to patch there.
+
+The fix: ``GetAttrVariable(obj, "__dict__").python_type()`` is ``dict`` when
+``obj`` is one of those user-object trackers and its class gives instances the
+ordinary instance dictionary: the ``__dict__`` found on the class's MRO is the
+interpreter's ``getset_descriptor`` (no user property or descriptor named
+``__dict__``), ``__getattribute__`` is ``object``'s, and the real object's
+``__dict__`` is a ``dict``. That depends on the object's class only, which
+Dynamo already guards (``TYPE_MATCH``) for these trackers; ``type(obj.__dict__)``
+of an input is built under its own ``TypeSource`` guard by ``call_type``.
+Everything else (a ``py_type`` already set, other receivers, class
+``__dict__``, other attribute names) defers to Dynamo.
+
+Not ``nn.Module``s, on purpose. The one module caller that matters,
+``remove_from``, goes on to ``del self.__dict__[name]`` and then
+``self._modules[name] = value`` (or ``_parameters``/``_buffers``). tdcompat's
+``instance-dict-writes`` records the deletion as an attribute deletion, which
+Dynamo replays after the frame as ``del m.name`` (``DELETE_ATTR``), *after* it
+has replayed the bookkeeping dict's update; ``nn.Module.__delattr__`` then finds
+``name`` in ``_modules`` and deletes the new submodule, leaving the stale
+instance attribute (measured: 2.5-2.11 with instance-dict-writes, 2.12
+natively; 2.13 replays instance-dict deletions as such). Answering ``dict``
+there would turn today's graph break into that wrong result, so modules wait for
+a deletion replay that runs before the bookkeeping update.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+from .instance_dict_writes import _receiver_types
+
+NAME = "dunder-dict-type"
+
+
+def _plain_instance_dict(value) -> bool:
+    """Does ``value.__dict__`` read the interpreter's own instance dictionary?"""
+    import types
+
+    cls = type(value)
+    if cls.__getattribute__ is not object.__getattribute__:
+        return False
+    for klass in cls.__mro__:
+        attr = klass.__dict__.get("__dict__")
+        if attr is not None:
+            if type(attr) is not types.GetSetDescriptorType:
+                return False
+            break
+    else:
+        return False
+    try:
+        return type(object.__getattribute__(value, "__dict__")) is dict
+    except AttributeError:
+        return False
+
+
+def _is_module(value) -> bool:
+    """Modules are left to Dynamo: see the module docstring (deletion replay)."""
+    import torch
+
+    return isinstance(value, torch.nn.Module)
+
+
+@fail_safe(NAME)
+def _python_type(wrapped, instance, args, kwargs):
+    """``GetAttrVariable.python_type()`` (inherited from ``VariableTracker`` on 2.5)."""
+    if args or kwargs or getattr(instance, "name", None) != "__dict__":
+        return DEFER
+    if getattr(instance, "py_type", None) is not None:
+        return DEFER
+    from torch._dynamo.variables.misc import GetAttrVariable
+
+    if type(instance) is not GetAttrVariable:
+        return DEFER
+    obj = instance.obj
+    if type(obj) not in _receiver_types():
+        return DEFER
+    if not _plain_instance_dict(obj.value) or _is_module(obj.value):
+        return DEFER
+    return dict
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes=(
+        "Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict)): can't determine type of "
+        "GetAttrVariable(...) / builtin isinstance() cannot determine type of argument / UserError: "
+        "GetAttrVariable(..., __dict__) has no type, on user objects (not nn.Modules)"
+    ),
+    upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.python_type",
+    mirrors="#174570/#174941 (DunderDictVariable, 2.12)",
+    torch="<2.12",  # measured: 2.11.0 fails, 2.12.1 passes natively
+    fixed_upstream="2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
+    targets=(
+        # Only inherited from VariableTracker on 2.5; GetAttrVariable's own from 2.6.
+        Target("torch._dynamo.variables.misc", "GetAttrVariable", "python_type", _python_type, inherited=True),
+    ),
+    requires=(
+        "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
+        "torch._dynamo.variables.nn_module:UnspecializedNNModuleVariable",
+    ),
+    summary="type of a user object's __dict__ (GetAttrVariable) is dict: isinstance() and type() trace (not modules)",
+)
