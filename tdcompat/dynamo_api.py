@@ -143,3 +143,25 @@ def guard_deletion_replay(tx, obj, name: str) -> None:
         )
     effects_begin()
     guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
+
+
+def new_object_kwargs() -> dict:
+    """The constructor keyword that marks a list/iterator tracker as made in the frame.
+
+    ``mutable_local=MutableLocal()`` on 2.5; ``mutation_type=ValueMutationNew()`` from 2.6.
+    """
+    from torch._dynamo.variables import base
+
+    new = getattr(base, "ValueMutationNew", None)
+    if new is not None:
+        return {"mutation_type": new()}
+    return {"mutable_local": base.MutableLocal()}
+
+
+def build_sourceless(tx, value):
+    """A tracker for a constant-like ``value`` reached through something already
+    guarded (``VariableTracker.build(tx, value)`` without a source, 2.6 on;
+    ``SourcelessBuilder.create`` on every release)."""
+    from torch._dynamo.variables.builder import SourcelessBuilder
+
+    return SourcelessBuilder.create(tx, value)

@@ -26,6 +26,7 @@ _PATCH_MODULES = (
     "super_delattr",
     "unhashable_module",
     "module_mapping_dict",
+    "enum_class_iter",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

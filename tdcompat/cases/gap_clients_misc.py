@@ -1,0 +1,98 @@
+"""Plain-Python patterns on real clients' paths (issue 14: TorchRL losses).
+
+* ``enum-class-iter``: iterating an ``Enum`` class. TorchRL checks on every
+  loss's first call that each member of ``ValueEstimators`` is registered:
+  ``all(value_type in _VALUE_ESTIMATOR_REGISTRY for value_type in ValueEstimators)``
+  (``torchrl/objectives/utils.py: _ensure_builtin_value_estimators_registered``).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import torch
+
+from .harness import GRAPH_BREAK, Case, Expect
+
+ENUM_ITER = ("enum-class-iter",)
+
+#: Measured without tdcompat on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0: a
+#: graph break (``call_method UserDefinedClassVariable(<enum ...>) __iter__``, ``Unsupported
+#: method call``, ``Observed exception``, ``failed to bind arguments``, ``Failed to trace
+#: builtin operator``); 2.12.1, 2.13.0, 2.15.0: ok.
+ENUM_ITER_BREAKS = (Expect("<2.12", GRAPH_BREAK),)
+
+
+class Estimator(enum.Enum):
+    TD0 = "td0"
+    TD1 = "td1"
+    GAE = "gae"
+    TDLAMBDA = "td_lambda"
+    GAE_ALIAS = "gae"  # an alias: not iterated
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 5
+
+
+class Mode(enum.Enum):
+    A = 10
+    B = 20
+
+
+#: TorchRL's registry shape: a dict keyed by the members.
+REGISTRY = {Estimator.TD0: 0, Estimator.TD1: 1, Estimator.GAE: 2, Estimator.TDLAMBDA: 3}
+
+
+def _x():
+    return (torch.randn(3),)
+
+
+def enum_for_loop(x):
+    out = x
+    for level in Level:
+        out = out * level.value
+    return out
+
+
+def enum_all_registered(x):
+    # torchrl/objectives/utils.py: _ensure_builtin_value_estimators_registered
+    if all(value_type in REGISTRY for value_type in Estimator):
+        return x + 1
+    return x - 1
+
+
+def enum_list_members(x):
+    members = list(Estimator)
+    return x + len(members), members, tuple(Level), [m.name.lower() for m in Estimator]
+
+
+class Holder:
+    def __init__(self, kind):
+        self.kind = kind
+
+
+def _holder():
+    return torch.randn(3), Holder(Level)
+
+
+def _other_enum(args):
+    """The second call iterates another Enum class: the class must be guarded."""
+    args[1].kind = Mode
+
+
+def enum_from_input(x, holder):
+    return x + sum(m.value for m in holder.kind), [m.name for m in holder.kind]
+
+
+CASES = (
+    Case("clients_enum_for_loop", ENUM_ITER, enum_for_loop, _x, unpatched=ENUM_ITER_BREAKS,
+         doc="`for m in SomeEnum:` (Unsupported: call_method UserDefinedClassVariable(<enum>) __iter__)"),
+    Case("clients_enum_all_registered", ENUM_ITER, enum_all_registered, _x, unpatched=ENUM_ITER_BREAKS,
+         doc="TorchRL: all(v in REGISTRY for v in ValueEstimators) on every loss's first call"),
+    Case("clients_enum_list_members", ENUM_ITER, enum_list_members, _x, unpatched=ENUM_ITER_BREAKS,
+         doc="list(E) / tuple(E) / a comprehension over E, members returned (aliases not iterated)"),
+    Case("clients_enum_from_input", ENUM_ITER, enum_from_input, _holder, unpatched=ENUM_ITER_BREAKS,
+         vary=_other_enum, doc="an Enum class read from an input; the second call passes another class"),
+)
