@@ -341,6 +341,9 @@ CASES = tuple(
         inputs,
         unpatched=_expected(kind, pname),
         doc=f"{pname.replace('_', ' ')} on the __dict__ of an input {kind} object, read back in the same frame",
+        # Before 2.12 a module's __dict__ deletion would be replayed as `del m.k` (nn.Module.__delattr__, after
+        # the frame's _modules/_parameters/_buffers updates): instance-dict-writes graph-breaks on it.
+        torch=">=2.12" if kind == "module" and pname.endswith(("delete", "pop")) else "",
     )
     for kind, inputs in _KINDS
     for pname, fn in _PATTERNS

@@ -198,10 +198,11 @@ def _check_key(tx, obj, key) -> None:
 
 def _check_delete(tx, obj, key) -> None:
     """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
-    when ``__delattr__`` is object's, or nn.Module's for a key no bookkeeping dict holds."""
+    when ``__delattr__`` is object's. ``nn.Module.__delattr__`` looks into ``_parameters``,
+    ``_buffers`` and ``_modules`` *at replay time*, after Dynamo has replayed the frame's
+    updates of those dicts: ``del m.__dict__[k]; m._modules[k] = sub`` (what
+    ``nn.Module.__setattr__``'s ``remove_from`` does) would delete the new submodule."""
     import inspect
-
-    import torch
 
     from ..dynamo_api import graph_break
 
@@ -209,11 +210,6 @@ def _check_delete(tx, obj, key) -> None:
     delattr_ = inspect.getattr_static(type(value), "__delattr__", None)
     if delattr_ is object.__delattr__:
         return
-    if delattr_ is torch.nn.Module.__delattr__:
-        books = ("_parameters", "_buffers", "_modules")
-        pending = any(tx.output.side_effects.has_pending_mutation_of_attr(obj, b) for b in books)
-        if not pending and not any(key in (value.__dict__.get(b) or {}) for b in books):
-            return
     graph_break(
         "__dict__ deletion on an object with a custom __delattr__",
         f"del {obj}.__dict__[{key!r}]",
