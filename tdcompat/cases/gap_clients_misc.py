@@ -4,10 +4,13 @@
   loss's first call that each member of ``ValueEstimators`` is registered:
   ``all(value_type in _VALUE_ESTIMATOR_REGISTRY for value_type in ValueEstimators)``
   (``torchrl/objectives/utils.py: _ensure_builtin_value_estimators_registered``).
+* ``deepcopy-constant``: ``copy.deepcopy`` of a str, number, None or a tuple of
+  them, which ``dataclasses.asdict`` runs on every field (TorchRL ``set_keys``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 import torch
@@ -95,4 +98,41 @@ CASES = (
          doc="list(E) / tuple(E) / a comprehension over E, members returned (aliases not iterated)"),
     Case("clients_enum_from_input", ENUM_ITER, enum_from_input, _holder, unpatched=ENUM_ITER_BREAKS,
          vary=_other_enum, doc="an Enum class read from an input; the second call passes another class"),
+)
+
+
+# -- copy.deepcopy of an immutable constant (deepcopy-constant); dataclasses.asdict ends in it --
+DEEPCOPY = ("deepcopy-constant",)
+
+
+def deepcopy_constants(x):
+    import copy
+
+    return x + 1, copy.deepcopy("advantage"), copy.deepcopy((1, 2.5, None, ("a", True))), copy.deepcopy(7)
+
+
+@dataclasses.dataclass
+class _Keys:
+    """The shape of TorchRL's ``ValueEstimatorBase._AcceptedKeys``."""
+
+    advantage: str = "advantage"
+    value_target: str = "value_target"
+    done: str = "done"
+
+
+def _keys():
+    return torch.randn(3), _Keys()
+
+
+def dataclass_asdict(x, keys):
+    # torchrl/objectives/value/advantages.py: set_keys -> dataclasses.asdict(self._AcceptedKeys())
+    return x + 1, dataclasses.asdict(keys)
+
+
+CASES = CASES + (
+    Case("clients_deepcopy_constant", DEEPCOPY, deepcopy_constants, _x, unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="copy.deepcopy of a str / tuple of constants / int (Unsupported: copy.deepcopy ConstantVariable(str: ...))"),
+    # 2.5 skips dataclasses.asdict as a stdlib function: a break with tdcompat too.
+    Case("clients_dataclass_asdict", DEEPCOPY, dataclass_asdict, _keys, unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         torch=">=2.6", doc="dataclasses.asdict of str fields (TorchRL set_keys): ends in copy.deepcopy(field)"),
 )

@@ -27,6 +27,7 @@ _PATCH_MODULES = (
     "unhashable_module",
     "module_mapping_dict",
     "enum_class_iter",
+    "deepcopy_constant",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -1,0 +1,68 @@
+"""``copy.deepcopy`` of an immutable constant is ``Unsupported`` (torch 2.5-2.11).
+
+Symptom: ``copy.deepcopy("advantage")`` (or of an int, float, bool, None, or a
+tuple of those) in compiled code graph-breaks: ``Unsupported: copy.deepcopy
+ConstantVariable(str: 'advantage')`` (2.5-2.6), ``Dynamo does not support
+copy.deepcopy()`` (2.7-2.11). ``dataclasses.asdict`` reaches it for every field
+value (``_asdict_inner`` ends in ``copy.deepcopy(obj)``): TorchRL's
+``ValueEstimatorBase.set_keys`` (torchrl/objectives/value/advantages.py) on
+every loss's first call, on 2.6-2.11.
+
+Root cause: ``copy.deepcopy`` is mapped to ``BuiltinVariable`` and
+``BuiltinVariable.call_deepcopy`` (torch/_dynamo/variables/builtin.py) refuses
+every argument. torch 2.12 traces ``copy.deepcopy`` itself (constant-folding
+``__reduce_ex__`` for trackers of real Python objects), which returns these
+values unchanged.
+
+The fix: for a ``ConstantVariable`` holding ``str``, ``bytes``, ``int``,
+``float``, ``complex``, ``bool`` or ``None``, or a ``TupleVariable`` of such
+(recursively), ``copy.deepcopy(x)`` is ``x`` itself, exactly as CPython's
+``copy._deepcopy_atomic`` / ``_deepcopy_tuple`` return the same object. Anything
+else (lists, dicts, tensors, user objects, ``memo`` arguments): Dynamo's own
+graph break.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+NAME = "deepcopy-constant"
+
+_ATOMIC = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _immutable(vt, depth=0) -> bool:
+    from torch._dynamo.variables import ConstantVariable, TupleVariable
+
+    if type(vt) is ConstantVariable:
+        return type(vt.value) in _ATOMIC
+    if type(vt) is TupleVariable and depth < 8:
+        return all(_immutable(item, depth + 1) for item in vt.items)
+    return False
+
+
+@fail_safe(NAME)
+def _call_deepcopy(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_deepcopy(tx, x)``."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    _tx, x = args
+    return x if _immutable(x) else DEFER
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="Unsupported: copy.deepcopy ConstantVariable(str: ...) / Dynamo does not support copy.deepcopy() "
+    "(copy.deepcopy of a str/int/float/bool/None/tuple of those; dataclasses.asdict)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_deepcopy",
+    mirrors="CPython copy._deepcopy_atomic/_deepcopy_tuple; torch 2.12 traces copy.deepcopy",
+    torch="<2.12",
+    fixed_upstream="2.12: copy.deepcopy is traced (VariableTracker.call_method constant-folds __reduce_ex__)",
+    targets=(
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_deepcopy", _call_deepcopy,
+               params=("tx", "x")),
+    ),
+    requires=("torch._dynamo.variables:ConstantVariable", "torch._dynamo.variables:TupleVariable"),
+    summary="copy.deepcopy of an immutable constant (or a tuple of them) is the constant itself",
+)
