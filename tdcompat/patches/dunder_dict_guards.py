@@ -37,21 +37,26 @@ def _real_dict(instance):
     return real if isinstance(real, dict) else None
 
 
-@fail_safe(NAME)
-def _contains_guard(wrapped, instance, args, kwargs):
-    """``DunderDictVariable.install_dict_contains_guard(tx, args)``."""
-    if instance.source is None or kwargs or len(args) != 2:
-        return DEFER
-    _, keys = args
-    if not keys or not keys[0].is_python_constant():
-        return DEFER
-    key = keys[0].as_python_constant()
+def _guard_key(instance, key_vt) -> bool:
+    """Guard that a constant str key's presence in the input's real ``__dict__`` stays as it is
+    now; False (nothing done) for an object made in the frame or any other key."""
+    if instance.source is None or not key_vt.is_python_constant():
+        return False
+    key = key_vt.as_python_constant()
     real = _real_dict(instance)
     if not isinstance(key, str) or real is None:
-        return DEFER
+        return False
     from ..dynamo_api import guard_dict_contains
 
     guard_dict_contains(instance.source, key, key in real)
+    return True
+
+
+@fail_safe(NAME)
+def _contains_guard(wrapped, instance, args, kwargs):
+    """``DunderDictVariable.install_dict_contains_guard(tx, args)``."""
+    if kwargs or len(args) != 2 or not args[1] or not _guard_key(instance, args[1][0]):
+        return DEFER
     return None
 
 
@@ -59,15 +64,8 @@ def _contains_guard(wrapped, instance, args, kwargs):
 def _getitem_guard(wrapped, instance, args, kwargs):
     """``DunderDictVariable.getitem_const_raise_exception_if_absent(tx, arg)`` (``o.__dict__[k]``):
     a missing key raises ``KeyError`` in the trace, and nothing guards that it is still missing."""
-    if instance.source is None or kwargs or len(args) != 2 or not args[1].is_python_constant():
+    if kwargs or len(args) != 2 or not _guard_key(instance, args[1]):
         return DEFER
-    key = args[1].as_python_constant()
-    real = _real_dict(instance)
-    if not isinstance(key, str) or real is None:
-        return DEFER
-    from ..dynamo_api import guard_dict_contains
-
-    guard_dict_contains(instance.source, key, key in real)
     return wrapped(*args)
 
 
