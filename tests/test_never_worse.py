@@ -6,12 +6,18 @@ The catalog (tests/test_cases.py) holds patterns tdcompat makes compile under
 code would be wrong. Each was found by the fuzzer (issue 11). Measured without tdcompat:
 
 * ``o.__dict__[k] = v`` for a key a property shares, then ``o.k``: Dynamo returns ``v``
-  where CPython calls the property (silently wrong on 2.8-2.11; a break on 2.5-2.7;
-  right on 2.12+). ``instance-dict-writes`` graph-breaks on the write (<2.12).
+  where CPython calls the property (silently wrong on 2.8-2.12; a break on 2.5-2.7;
+  right on 2.13+). ``instance-dict-writes`` graph-breaks on the write (<2.12),
+  ``dunder-dict-replay`` on 2.12.
 * ``del m.__dict__[k]`` then ``m._modules[k] = sub`` on a module (``remove_from`` in
   ``nn.Module.__setattr__``): Dynamo replays the deletion as ``del m.k`` after the
   ``_modules`` update and deletes the new submodule (with ``instance-dict-writes`` on
-  2.5-2.11, natively on 2.12): module ``__dict__`` deletions graph-break before 2.12.
+  2.5-2.11, natively on 2.12): module ``__dict__`` deletions graph-break before 2.13.
+* ``o.p = v`` for a property without a setter, on a ``MutableMapping``: its own
+  ``method_setattr_standard`` (2.11-2.12) stores ``p`` and the replay raises
+  ``AttributeError`` after the graph, out of the ``try``; ``property-setattr`` breaks.
+* deletions through ``__dict__`` that 2.12 replays as ``del o.k`` through a property or
+  a class attribute: ``dunder-dict-replay`` breaks.
 * ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
   (2.6-2.11): natively a write into a guarded copy of ``m.__dict__``; with
   ``mapping-dunder-dict`` a break (tdcompat does not model instance-dict writes a data
@@ -29,6 +35,8 @@ from tdcompat.cases.snapshot import diff, snapshot
 
 
 class Shadowed:
+    c = 5
+
     def __init__(self):
         self.a = torch.ones(3)
 
@@ -38,6 +46,8 @@ class Shadowed:
 
 
 class ShadowedMapping(StoreMapping):
+    c = 5
+
     def __init__(self):
         self._store = {"k": torch.ones(3)}
         self.a = torch.ones(3)
@@ -61,6 +71,29 @@ def setdefault_hidden(o, x):
     return o.__dict__.setdefault("p", 7), x + 1
 
 
+def set_property_without_setter(o, x):
+    """Eager raises AttributeError (no setter); a MutableMapping's own method_setattr_standard
+    (2.11-2.12) stored the value and replayed the store after the graph, raising there."""
+    try:
+        o.p = x
+        raised = False
+    except AttributeError:
+        raised = True
+    return raised, o.p * x
+
+
+def pop_hidden_present(o, x):
+    """2.12 replays the deletion as `del o.p`: "property 'p' ... has no deleter"."""
+    o.__dict__["p"] = 3  # a write the property hides (o.p stays 100)
+    return o.__dict__.pop("p") * x, o.p
+
+
+def add_then_pop_class_key(o, x):
+    """2.12 replays the pop as `del o.c` on an object whose instance dict has no c."""
+    o.__dict__["c"] = 3
+    return o.__dict__.pop("c") * x, o.c
+
+
 class Scaled(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -77,15 +110,14 @@ def delete_then_register(m, x):
 
 PROGRAMS = [
     (fn, cls)
-    for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden)
+    for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden, set_property_without_setter,
+               pop_hidden_present, add_then_pop_class_key)
     for cls in (Shadowed, ShadowedMapping)
 ] + [(delete_then_register, Scaled)]
 
 
 @pytest.mark.parametrize("fn, cls", PROGRAMS, ids=[f"{f.__name__}-{c.__name__}" for f, c in PROGRAMS])
 def test_left_to_eager_equals_eager(fn, cls):
-    if fn is delete_then_register and torch.__version__.startswith("2.12."):
-        pytest.skip("wrong natively on 2.12 (DunderDictVariable replays it the same way), where tdcompat has no patch")
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="eager")
     for call in (1, 2):

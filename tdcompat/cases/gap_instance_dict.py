@@ -509,3 +509,51 @@ CASES = CASES + (
          _mapping, unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.7", WRONG_RESULT)),
          doc="the same for a MutableMapping (2.6 reads a guarded copy of its __dict__)"),
 )
+
+
+# -- __dict__ deletions on 2.12 (dunder-dict-replay; fuzzer seeds 60, 83, 238) ---------------------
+class ClassAttr:
+    """``c`` is a class attribute only; the instance dict does not have it."""
+
+    c = 5
+
+    def __init__(self):
+        self.a = torch.ones(3)
+
+
+def _class_attr():
+    return torch.randn(3), ClassAttr()
+
+
+def _delete_key(o, key) -> bool:
+    """``del o.__dict__[key]``; True where it raised KeyError."""
+    try:
+        del o.__dict__[key]
+    except KeyError:
+        return True
+    return False
+
+
+def delete_missing_class_key(x, o):
+    """``del o.__dict__['c']`` raises KeyError: 2.12 replayed it as ``del o.c`` (AttributeError)."""
+    return _delete_key(o, "c"), x * o.c
+
+
+def delete_input_key(x, o):
+    """The first call's object lacks ``b`` (KeyError), the second's has it (vary adds it)."""
+    return _delete_key(o, "b"), x + 1
+
+
+CASES = CASES + (
+    Case("dict_delete_missing_class_key", ("instance-dict-writes", "dunder-dict-replay"), delete_missing_class_key,
+         _class_attr, unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="del o.__dict__['c'] where c is only a class attribute: KeyError, caught in the frame"),
+    # The same on DunderDictVariable alone (2.12+), where only dunder-dict-replay is needed.
+    Case("dunder_dict_delete_missing_class_key", ("dunder-dict-replay",), delete_missing_class_key, _class_attr,
+         unpatched=(Expect("==2.12.*", GRAPH_BREAK),), torch=">=2.12",
+         doc="del o.__dict__['c'] where c is only a class attribute (2.12: AttributeError out of compiled code)"),
+    # 2.12: no KeyError in the trace; 2.13+: KeyError, but compiled for the first call's keys, unguarded.
+    Case("dict_delete_input_key", ("dunder-dict-replay", "dunder-dict-guards"), delete_input_key, _class_attr,
+         unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
+         doc="del o.__dict__['b'] raising KeyError on the first call, deleting b on the second"),
+)

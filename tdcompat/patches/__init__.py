@@ -12,6 +12,7 @@ _PATCH_MODULES = (
     "instance_dict_writes",
     "mapping_dunder_dict",
     "dunder_dict_guards",
+    "dunder_dict_replay",
     "dunder_dict_order",
     "instance_dict_vars",
     "dunder_dict_type",

@@ -43,6 +43,9 @@ def _property_setter(value, name):
 @fail_safe(NAME)
 def _method_setattr_standard(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.method_setattr_standard(tx, name, value[, directly_update_dict])``."""
+    # MutableMappingVariable's override (2.11-2.12) passes directly_update_dict positionally.
+    if len(args) == 4 and args[3] is False and not kwargs:
+        args = args[:3]
     if len(args) != 3 or kwargs.get("directly_update_dict") or set(kwargs) - {"directly_update_dict"}:
         return DEFER
     tx, name_vt, value_vt = args
