@@ -36,17 +36,14 @@ of an input is built under its own ``TypeSource`` guard by ``call_type``.
 Everything else (a ``py_type`` already set, other receivers, class
 ``__dict__``, other attribute names) defers to Dynamo.
 
-Not ``nn.Module``s, on purpose. The one module caller that matters,
-``remove_from``, goes on to ``del self.__dict__[name]`` and then
-``self._modules[name] = value`` (or ``_parameters``/``_buffers``). tdcompat's
-``instance-dict-writes`` records the deletion as an attribute deletion, which
-Dynamo replays after the frame as ``del m.name`` (``DELETE_ATTR``), *after* it
-has replayed the bookkeeping dict's update; ``nn.Module.__delattr__`` then finds
-``name`` in ``_modules`` and deletes the new submodule, leaving the stale
-instance attribute (measured: 2.5-2.11 with instance-dict-writes, 2.12
-natively; 2.13 replays instance-dict deletions as such). Answering ``dict``
-there would turn today's graph break into that wrong result, so modules wait for
-a deletion replay that runs before the bookkeeping update.
+``nn.Module``s too. The one module caller that matters, ``remove_from``, goes on
+to ``del self.__dict__[name]`` and then ``self._modules[name] = value`` (or
+``_parameters``/``_buffers``). That deletion is ``instance-dict-writes``'s: it makes it
+replay before the bookkeeping dict's update (Dynamo would replay it as ``del m.name``
+after that update, and ``nn.Module.__delattr__`` would then delete the new submodule)
+and answers later reads of ``m.name`` through ``nn.Module.__getattr__``; where it cannot,
+or where it is switched off, the deletion graph-breaks, so answering ``dict`` here never
+turns the break into a wrong result.
 """
 
 from __future__ import annotations
@@ -79,13 +76,6 @@ def _plain_instance_dict(value) -> bool:
         return False
 
 
-def _is_module(value) -> bool:
-    """Modules are left to Dynamo: see the module docstring (deletion replay)."""
-    import torch
-
-    return isinstance(value, torch.nn.Module)
-
-
 @fail_safe(NAME)
 def _python_type(wrapped, instance, args, kwargs):
     """``GetAttrVariable.python_type()`` (inherited from ``VariableTracker`` on 2.5)."""
@@ -100,7 +90,7 @@ def _python_type(wrapped, instance, args, kwargs):
     obj = instance.obj
     if type(obj) not in _receiver_types():
         return DEFER
-    if not _plain_instance_dict(obj.value) or _is_module(obj.value):
+    if not _plain_instance_dict(obj.value):
         return DEFER
     return dict
 
@@ -110,7 +100,7 @@ PATCH = Patch(
     fixes=(
         "Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict)): can't determine type of "
         "GetAttrVariable(...) / builtin isinstance() cannot determine type of argument / UserError: "
-        "GetAttrVariable(..., __dict__) has no type, on user objects (not nn.Modules)"
+        "GetAttrVariable(..., __dict__) has no type, on user objects and nn.Modules (nn.Module.__setattr__'s remove_from)"
     ),
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.python_type",
     mirrors="#174570/#174941 (DunderDictVariable, 2.12)",
@@ -124,5 +114,5 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
         "torch._dynamo.variables.nn_module:UnspecializedNNModuleVariable",
     ),
-    summary="type of a user object's __dict__ (GetAttrVariable) is dict: isinstance() and type() trace (not modules)",
+    summary="type of a user object's or module's __dict__ (GetAttrVariable) is dict: isinstance() and type() trace",
 )

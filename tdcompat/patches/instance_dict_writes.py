@@ -71,6 +71,18 @@ one method independently, so each owns its own methods):
 * ``instance-dict-vars`` (``instance_dict_vars.py``, torch <2.9): ``vars(<user
   object>)`` returns what 2.9's ``BuiltinVariable.call_vars`` returns.
 
+Modules (``nn.Module.__setattr__``'s ``remove_from``: ``del self.__dict__[name]`` before
+registering a parameter, buffer or submodule under that name): Dynamo replays the
+deletion of an input module as ``del m.name`` *after* the ``_modules``/``_parameters``
+update, and ``nn.Module.__delattr__`` then deletes the new entry. The deletion is
+recorded only where it replays right (:func:`_order_module_deletion`: the module's
+mutations are moved to replay before its bookkeeping dicts', ``name`` guarded absent
+from them on entry; a module made in the frame has nothing to replay), and a later
+``m.name`` / ``hasattr(m, "name")`` goes through ``__getattr__`` as in CPython
+(``BuiltinVariable.call_getattr`` graph-breaks with ``read deleted attribute``,
+``UserDefinedObjectVariable.var_getattr`` raises ``AttributeError`` instead). Any other
+class ``__delattr__`` graph-breaks.
+
 Everything else defers to Dynamo: other receivers (class ``__dict__``,
 specialized ``NNModuleVariable``, frozen dataclasses, ...), non-constant keys,
 ``update`` from anything but a dict display/kwargs, keys that name a data
@@ -198,10 +210,8 @@ def _check_key(tx, obj, key) -> None:
 
 def _check_delete(tx, obj, key) -> None:
     """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
-    when ``__delattr__`` is object's. ``nn.Module.__delattr__`` looks into ``_parameters``,
-    ``_buffers`` and ``_modules`` *at replay time*, after Dynamo has replayed the frame's
-    updates of those dicts: ``del m.__dict__[k]; m._modules[k] = sub`` (what
-    ``nn.Module.__setattr__``'s ``remove_from`` does) would delete the new submodule."""
+    when ``__delattr__`` is object's, or ``nn.Module.__delattr__`` under the conditions of
+    :func:`_order_module_deletion`. Anything else graph-breaks."""
     import inspect
 
     from ..dynamo_api import graph_break
@@ -210,11 +220,90 @@ def _check_delete(tx, obj, key) -> None:
     delattr_ = inspect.getattr_static(type(value), "__delattr__", None)
     if delattr_ is object.__delattr__:
         return
+    if type(obj) in _module_types():
+        import torch
+
+        if delattr_ is torch.nn.Module.__delattr__ and _order_module_deletion(tx, obj, key):
+            return
     graph_break(
         "__dict__ deletion on an object with a custom __delattr__",
         f"del {obj}.__dict__[{key!r}]",
         f"{type(value).__qualname__}.__delattr__ would run when Dynamo replays the deletion",
     )
+
+
+#: What ``nn.Module.__delattr__`` looks into before it deletes from the instance dict.
+_BOOKKEEPING = ("_parameters", "_buffers", "_modules")
+
+
+def _module_types():
+    types = _cache.get("module_types")
+    if types is None:
+        from torch._dynamo.variables.nn_module import UnspecializedNNModuleVariable
+
+        types = _cache["module_types"] = frozenset(
+            t for t in _receiver_types() if issubclass(t, UnspecializedNNModuleVariable)
+        )
+    return types
+
+
+def _made_in_frame(obj) -> bool:
+    """``AttributeMutationNew`` (``mutation_type`` from 2.6, ``mutable_local`` on 2.5)."""
+    kind = getattr(obj, "mutation_type", None) or getattr(obj, "mutable_local", None)
+    return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
+
+
+def _order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
+    """Can ``del module.__dict__[key]`` replay as that deletion (``nn.Module.__setattr__``'s
+    ``remove_from``: ``del self.__dict__[name]`` then ``self._modules[name] = value``)?
+
+    A module made in the frame is rebuilt from its final attributes: the deleted key is
+    simply not stored. An input module's deletion is replayed as ``del m.key``, which runs
+    ``nn.Module.__delattr__``: it deletes from ``_parameters``/``_buffers``/``_modules``
+    whichever has ``key`` *at replay time*, and only otherwise from the instance dict.
+    ``SideEffects.codegen_update_mutated`` applies the objects' mutations in the reverse of
+    the order they were first tracked, and a module is tracked before its bookkeeping dicts,
+    so those dicts' ``clear(); update(...)`` would run first and the deletion would then
+    remove the entry just registered (leaving the stale instance attribute). So: the
+    bookkeeping dicts are tracked, the module is moved right after them (its own mutations
+    then replay before theirs, on the dicts it had on entry; with ``reorder=False`` it must
+    already be there), and ``key`` is guarded absent from each of them on entry. False (no
+    effects yet) for a bookkeeping dict replaced in the frame or holding ``key`` on entry.
+    """
+    if _made_in_frame(obj):
+        return True
+    side_effects = tx.output.side_effects
+    table = getattr(side_effects, "id_to_variable", None)
+    value = obj.value
+    attrs = getattr(value, "__dict__", None)
+    if not isinstance(table, dict) or id(value) not in table or obj.source is None or not isinstance(attrs, dict):
+        return False
+    reals = [attrs.get(attr) for attr in _BOOKKEEPING]
+    for attr, real in zip(_BOOKKEEPING, reals):
+        if side_effects.has_pending_mutation_of_attr(obj, attr) or type(real) is not dict or key in real:
+            return False
+        if not reorder and id(real) not in table:
+            return False
+    keys = list(table)
+    if not reorder and keys.index(id(value)) < max(keys.index(id(real)) for real in reals):
+        return False
+    from ..dynamo_api import graph_break, guard_dict_contains
+
+    effects_begin()
+    for attr, real in zip(_BOOKKEEPING, reals):
+        dict_vt = _realize(obj.var_getattr(tx, attr))
+        source = getattr(dict_vt, "source", None)
+        if source is None or id(real) not in table:
+            graph_break("module __dict__ deletion replay", f"del {obj}.__dict__[{key!r}]", f"{attr} is not tracked")
+        guard_dict_contains(source, key, False)
+    keys = list(table)
+    here, last = keys.index(id(value)), max(keys.index(id(real)) for real in reals)
+    if last > here:
+        items = list(table.items())
+        items.insert(last, items.pop(here))
+        table.clear()
+        table.update(items)
+    return True
 
 
 def _store(tx, obj, key, value) -> None:
@@ -404,6 +493,69 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     return DEFER
 
 
+
+_MISSING = object()
+
+
+def _deleted_module_attr(tx, obj, name):
+    """``module.name`` after ``name`` was deleted from the module's instance dict in the
+    frame (``remove_from`` above, or ``del module.name``): CPython finds no instance
+    attribute and calls ``__getattr__`` (``nn.Module.__getattr__``: ``_parameters``,
+    ``_buffers``, ``_modules``). Dynamo instead graph-breaks (``read deleted attribute``,
+    ``BuiltinVariable.call_getattr``) or raises ``AttributeError``
+    (``UserDefinedObjectVariable.var_getattr``: ``hasattr`` is silently ``False``).
+    DEFER unless the class has no attribute of that name and ``__getattr__`` is a
+    plain function."""
+    import inspect
+    import types
+
+    if type(obj) not in _module_types() or not isinstance(name, str):
+        return DEFER
+    side_effects = tx.output.side_effects
+    if not side_effects.has_pending_mutation_of_attr(obj, name):
+        return DEFER
+    from torch._dynamo import variables
+
+    if not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), variables.DeletedVariable):
+        return DEFER
+    cls = type(obj.value)
+    if cls.__getattribute__ is not object.__getattribute__ or inspect.getattr_static(cls, name, _MISSING) is not _MISSING:
+        return DEFER
+    import torch
+
+    getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
+    if not isinstance(getattr_fn, types.FunctionType) or not _order_module_deletion(tx, obj, name, reorder=False):
+        return DEFER  # a deletion this patch did not order: its replay may be wrong, leave it to Dynamo
+    effects_begin()  # traces user code / reads the bookkeeping dicts under guards
+    if getattr_fn is torch.nn.Module.__getattr__:
+        return obj.manually_trace_nn_module_getattr(tx, name)
+    from torch._dynamo.source import AttrSource
+
+    source = AttrSource(obj.source, "__getattr__") if obj.source is not None else None
+    method = variables.UserMethodVariable(getattr_fn, obj, source=source)
+    return method.call_function(tx, [variables.ConstantVariable.create(name)], {})
+
+
+@fail_safe("instance-dict-writes")
+def _call_getattr(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)`` (``LOAD_ATTR``, ``getattr``)."""
+    if len(args) != 3 or kwargs:
+        return DEFER
+    tx, obj, name_var = args
+    if type(obj) not in _module_types():
+        return DEFER
+    name = _const_str(name_var)
+    return DEFER if name is None else _deleted_module_attr(tx, obj, name)
+
+
+@fail_safe("instance-dict-writes")
+def _module_var_getattr(wrapped, instance, args, kwargs):
+    """``UnspecializedNNModuleVariable.var_getattr(tx, name)`` (``hasattr`` goes through it)."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    return _deleted_module_attr(args[0], instance, args[1])
+
+
 PATCH = Patch(
     name="instance-dict-writes",
     fixes=(
@@ -417,6 +569,11 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
+        # Reads of a module attribute deleted from its instance dict in the frame: __getattr__.
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr,
+               params=("tx", "obj", "name_var")),
+        Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
+               _module_var_getattr, params=("tx", "name")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
@@ -429,6 +586,9 @@ PATCH = Patch(
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
         "torch._dynamo.source:AttrSource",
         "torch._dynamo.variables.builder:VariableBuilder",
+        "torch._dynamo.side_effects:SideEffects.load_attr",
+        "torch._dynamo.variables.nn_module:UnspecializedNNModuleVariable.manually_trace_nn_module_getattr",
+        "torch._dynamo.variables:UserMethodVariable",
     ),
-    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules, mappings, context managers",
+    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules (remove_from), mappings, context managers",
 )
