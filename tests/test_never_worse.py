@@ -13,9 +13,6 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
   ``nn.Module.__setattr__``): Dynamo replays the deletion as ``del m.k`` after the
   ``_modules`` update and deletes the new submodule (with ``instance-dict-writes`` on
   2.5-2.11, natively on 2.12): module ``__dict__`` deletions graph-break before 2.13.
-* ``o.p = v`` for a property without a setter, on a ``MutableMapping``: its own
-  ``method_setattr_standard`` (2.11-2.12) stores ``p`` and the replay raises
-  ``AttributeError`` after the graph, out of the ``try``; ``property-setattr`` breaks.
 * deletions through ``__dict__`` that 2.12 replays as ``del o.k`` through a property or
   a class attribute: ``dunder-dict-replay`` breaks.
 * ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
@@ -71,17 +68,6 @@ def setdefault_hidden(o, x):
     return o.__dict__.setdefault("p", 7), x + 1
 
 
-def set_property_without_setter(o, x):
-    """Eager raises AttributeError (no setter); a MutableMapping's own method_setattr_standard
-    (2.11-2.12) stored the value and replayed the store after the graph, raising there."""
-    try:
-        o.p = x
-        raised = False
-    except AttributeError:
-        raised = True
-    return raised, o.p * x
-
-
 def pop_hidden_present(o, x):
     """2.12 replays the deletion as `del o.p`: "property 'p' ... has no deleter"."""
     o.__dict__["p"] = 3  # a write the property hides (o.p stays 100)
@@ -110,8 +96,8 @@ def delete_then_register(m, x):
 
 PROGRAMS = [
     (fn, cls)
-    for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden, set_property_without_setter,
-               pop_hidden_present, add_then_pop_class_key)
+    for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden, pop_hidden_present,
+               add_then_pop_class_key)
     for cls in (Shadowed, ShadowedMapping)
 ] + [(delete_then_register, Scaled)]
 

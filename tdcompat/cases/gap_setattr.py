@@ -229,6 +229,37 @@ def property_setter(o, x):
     return o._v, o.v, o.__dict__["_v"]
 
 
+class ReadOnly:
+    """``r`` is a property without a setter."""
+
+    def __init__(self):
+        self.n = 1
+
+    @property
+    def r(self):
+        return self.n * 10
+
+
+class ReadOnlyMapping(StoreMapping):
+    def __init__(self):
+        self._store = {"k": torch.ones(3)}
+        self.n = 1
+
+    @property
+    def r(self):
+        return self.n * 10
+
+
+def set_readonly_property(o, x):
+    """Eager raises AttributeError ("property 'r' ... has no setter") and the frame catches it."""
+    try:
+        o.r = x
+        raised = False
+    except AttributeError:
+        raised = True
+    return raised, x * o.r
+
+
 def property_setter_new(x):
     o = Scaled()
     o.v = x + 1
@@ -240,14 +271,23 @@ CASES = CASES + (
     # after the graph; inside the frame the setter's writes are missing (measured: 2.5.1-2.11.0).
     _case("setattr_property_setter", property_setter, _scaled,
           "`o.v = x` with a property setter, read back through the attribute the setter writes",
-          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("property-setattr",)),
+          unpatched=(Expect("<2.12", WRONG_RESULT),), patches=("property-setattr",)),
     _case("setattr_property_setter_mapping", property_setter, _scaled_mapping,
           "the same on a MutableMapping passed in",
-          unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.13", WRONG_RESULT)),
+          unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.12", WRONG_RESULT)),
           patches=("property-setattr", "mutable-mapping-setattr", "mapping-dunder-dict")),
     _case("setattr_property_setter_new_object", property_setter_new, lambda: (torch.randn(3),),
           "the same on an object made in the frame, which then escapes",
-          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("property-setattr",)),
+          unpatched=(Expect("<2.12", WRONG_RESULT),), patches=("property-setattr",)),
+    # Dynamo stores `r` and the replay after the graph raises, outside the try (measured: 2.5.1-2.12.1;
+    # a MutableMapping's own method_setattr_standard on 2.11-2.12 too).
+    _case("setattr_readonly_property", set_readonly_property, lambda: (ReadOnly(), torch.randn(3)),
+          "`o.r = x` for a property without a setter raises AttributeError, caught in the frame",
+          unpatched=(Expect("<2.13", GRAPH_BREAK),), patches=("property-setattr",)),
+    _case("setattr_readonly_property_mapping", set_readonly_property, lambda: (ReadOnlyMapping(), torch.randn(3)),
+          "the same on a MutableMapping passed in (2.6-2.8: the store is dropped, nothing raises)",
+          unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6,<2.9", WRONG_RESULT), Expect("<2.13", GRAPH_BREAK)),
+          patches=("property-setattr", "mutable-mapping-setattr")),
 )
 
 
@@ -290,7 +330,7 @@ CASES = CASES + (
           patches=("delattr-missing", "mutable-mapping-setattr")),
     _case("delattr_missing_new_object", delete_missing_new_object, lambda: (torch.randn(3),),
           "`del o.b` on an object made in the frame that never had b",
-          unpatched=(Expect("<2.12", WRONG_RESULT),), patches=("delattr-missing",)),
+          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("delattr-missing",)),  # measured: 2.12.1 too
 )
 
 

@@ -145,7 +145,7 @@ PATCH = Patch(
     "__delitem__, pop, __setitem__, setdefault, update)",
     mirrors="torch 2.13: SideEffects.store_instance_dict_attr and DunderDictVariable.delitem "
     "(instance-dict mutations, KeyError for a missing key)",
-    torch="==2.12.*",
+    torch=">=2.12,<2.13",
     fixed_upstream="2.13: instance-dict mutations (SideEffects.store_instance_dict_attr)",
     targets=(
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _call_method,

@@ -1,4 +1,4 @@
-"""``obj.prop = v`` for a ``property`` with a Python setter is recorded, not run (torch 2.7-2.12).
+"""``obj.prop = v`` for a ``property`` with a Python setter is recorded, not run (torch 2.5-2.11).
 
 Root cause: ``UserDefinedObjectVariable.method_setattr_standard``
 (torch/_dynamo/variables/user_defined.py) emulates CPython's generic setattr
@@ -12,15 +12,19 @@ should have done is missing *inside* the frame. Reads of the attributes the
 setter writes (``obj._v``), and of the property itself where the getter does
 not read back what was stored, return stale values: silently wrong, measured on
 2.8.0 for plain objects, input mappings (with ``mutable-mapping-setattr``) and
-objects made in the frame. torch 2.13 traces ``property.fset`` for
+objects made in the frame. torch 2.12 traces ``property.fset`` for
 ``MutableMapping`` subclasses (``MutableMappingVariable.method_setattr_standard``)
-and plain objects pass our checks from 2.13 on.
+and plain objects pass our checks from 2.12.1 on (measured; first thought to be 2.13).
 
 The fix, as CPython does and as 2.13 does for mappings: when the class attribute
 is a ``property`` whose ``fset`` is a plain Python function, call it (Dynamo
-inlines it with the same tracker as ``self``); a property without a setter is the
-``AttributeError`` eager raises, left to Dynamo as a graph break. Everything else
-(``__dict__`` writes, other descriptors, no property) defers to Dynamo.
+inlines it with the same tracker as ``self``); a property without a setter raises the
+``AttributeError`` eager raises, inside the trace (Dynamo stored the value and the
+replay raised after the graph, outside the user's ``try``: 2.5-2.12, also for
+``MutableMapping``s, whose own ``method_setattr_standard`` 2.11-2.12 pass
+``directly_update_dict`` positionally). A setter that is not a Python function
+graph-breaks. Everything else (``__dict__`` writes, other descriptors, no
+property) defers to Dynamo.
 """
 
 from __future__ import annotations
@@ -34,10 +38,17 @@ NAME = "property-setattr"
 
 
 def _property_setter(value, name):
+    """The property's Python ``fset``; ``MISSING`` for a property without a setter; False for
+    another setter (a C function, a partial); None where ``name`` is no property."""
     attr = inspect.getattr_static(type(value), name, None)
     if not isinstance(attr, property):
         return None
+    if attr.fset is None:
+        return MISSING
     return attr.fset if inspect.isfunction(attr.fset) else False
+
+
+MISSING = object()
 
 
 @fail_safe(NAME)
@@ -57,6 +68,11 @@ def _method_setattr_standard(wrapped, instance, args, kwargs):
     fset = _property_setter(instance.value, name)
     if fset is None:
         return DEFER
+    if fset is MISSING:
+        from ..dynamo_api import raise_observed
+
+        effects_begin()
+        raise_observed(AttributeError, tx, f"{instance}.{name} = ... (property without a setter)")
     if fset is False:
         from ..dynamo_api import graph_break
 
@@ -75,11 +91,13 @@ def _method_setattr_standard(wrapped, instance, args, kwargs):
 PATCH = Patch(
     name=NAME,
     fixes="obj.prop = v with a property setter: what the setter writes is not seen in the same compiled frame "
-    "(silently wrong; the setter only runs when Dynamo replays the store after the graph)",
+    "(silently wrong; the setter only runs when Dynamo replays the store after the graph); for a property "
+    "without a setter, AttributeError out of compiled code, after the graph, instead of in the frame",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.method_setattr_standard",
-    mirrors="MutableMappingVariable.method_setattr_standard of torch 2.13 (property.fset traced for mappings)",
-    torch="<2.13",
-    fixed_upstream="2.13: method_setattr_standard traces property.fset",
+    mirrors="MutableMappingVariable.method_setattr_standard of torch 2.12 (property.fset traced for mappings)",
+    torch="<2.13",  # measured: fset traced from 2.12.1; no-setter AttributeError right from 2.13.0
+    fixed_upstream="2.13: method_setattr_standard traces property.fset (2.12) and raises for a property "
+    "without a setter",
     targets=(
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "method_setattr_standard",
                _method_setattr_standard, params=("tx", "name", "value")),
