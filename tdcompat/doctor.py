@@ -123,6 +123,31 @@ def _needed_here(tdcompat, name: str) -> bool:
         return True
 
 
+def _print_record_comparison(cases, before, td_version) -> None:
+    """This torch's unpatched outcomes against what the cases record for it."""
+    import torch
+
+    from .cases.records import MEASURED, differences, is_measured
+
+    td = None if td_version == "not installed" else td_version
+    found = differences(cases, before, str(torch.__version__), td)
+    print()
+    where = (f"recorded for torch {torch.__version__}" if is_measured(torch.__version__) else
+             f"expected from the ranges: torch {torch.__version__} is not one of the releases measured "
+             f"({', '.join(MEASURED)})")
+    if not found:
+        print(f"unpatched outcomes: all as {where}.")
+        return
+    print(f"unpatched outcomes that differ from what is {where}:")
+    for d in found:
+        seen = (f"as recorded on {', '.join(d.seen_on)}" if d.seen_on
+                else "differs from every release measured")
+        print(f"  {d.case} [{d.backend}]: {d.got.replace('_', ' ')} here, {d.expected.replace('_', ' ')} recorded "
+              f"({seen}): {d.detail[:120]}")
+    print("  this torch behaves differently from the records for these cases: a patch's range may be off "
+          "for it. Please report the lines above with this output.")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     import argparse
 
@@ -233,6 +258,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 failures += 1
                 mark = "  <-- still fails: " + patched["detail"][:100]
             print(f"{name:<{width}}{backend:<11}{_label(result):<15}{_label(patched):<15}{mark}")
+    _print_record_comparison(cases, before, td_version)
     print()
     if failures:
         print(f"{failures} case(s) that tdcompat should fix still fail; please report them with this output.")

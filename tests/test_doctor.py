@@ -58,6 +58,43 @@ def test_exit_status_is_1_when_a_claimed_fix_still_fails(monkeypatch, capsys):
     assert doctor.main(["--backend", "eager", name]) == 0
 
 
+def test_unpatched_outcomes_are_compared_with_the_records(monkeypatch, capsys):
+    """As recorded: one line saying so. Different: the case, what the records say, and whether
+    any measured release behaved this way."""
+    import torch
+
+    from tdcompat import doctor
+    from tdcompat.cases.catalog import all_cases
+
+    name = "gap_dict_umod_dict_then_write"  # recorded as failing unpatched on every release
+    recorded = all_cases()[name].expected_unpatched(torch.__version__, None)
+    sides = {False: {"results": {name: {"eager": {"outcome": recorded, "detail": "x"}}}},
+             True: {"results": {name: {"eager": {"outcome": "ok", "detail": ""}}}}}
+    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names: sides[patched])
+    assert doctor.main(["--backend", "eager", name]) == 0
+    out = capsys.readouterr().out
+    assert f"unpatched outcomes: all as recorded for torch {torch.__version__}" in out
+    sides[False]["results"][name]["eager"] = {"outcome": "ok", "detail": ""}
+    assert doctor.main(["--backend", "eager", name]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.strip().startswith(f"{name} [eager]"))
+    assert f"ok here, {recorded.replace('_', ' ')} recorded (differs from every release measured)" in line
+    assert "Please report" in out
+
+
+def test_record_comparison_names_the_releases_that_behaved_so():
+    from tdcompat.cases.catalog import all_cases
+    from tdcompat.cases.records import differences
+
+    cases = all_cases()
+    # setattr_mapping_new: a graph break on 2.5, silently wrong on 2.6-2.8, ok from 2.9.
+    results = {"setattr_mapping_new": {"eager": {"outcome": "ok", "detail": ""}}}
+    (found,) = differences(cases, results, "2.6.0", None)
+    assert found.expected == "wrong_result"
+    assert found.seen_on and found.seen_on[0] == "2.9.1" and "2.6.0" not in found.seen_on
+    assert not differences(cases, results, "2.9.1", None)
+
+
 def test_unknown_case_is_a_clear_error():
     proc = _doctor("doctor", "no_such_case")
     assert proc.returncode == 2 and "unknown case(s) no_such_case" in proc.stderr
