@@ -11,8 +11,10 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
   ``dunder-dict-replay`` on 2.12.
 * ``del m.__dict__[k]`` then ``m._modules[k] = sub`` on a module (``remove_from`` in
   ``nn.Module.__setattr__``): Dynamo replays the deletion as ``del m.k`` after the
-  ``_modules`` update and deletes the new submodule (with ``instance-dict-writes`` on
-  2.5-2.11, natively on 2.12): module ``__dict__`` deletions graph-break before 2.13.
+  ``_modules`` update and deletes the new submodule (natively on 2.12). On 2.5-2.11
+  ``instance-dict-writes`` now compiles it, the module's replay moved before its
+  bookkeeping dicts' (catalog ``gap_clients_module_dict``); this program stays here as
+  the check that it equals eager without ``fullgraph``.
 * deletions through ``__dict__`` that 2.12 replays as ``del o.k`` through a property or
   a class attribute: ``dunder-dict-replay`` breaks.
 * ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
@@ -87,8 +89,8 @@ class Scaled(torch.nn.Module):
 
 
 def delete_then_register(m, x):
-    """What nn.Module.__setattr__'s remove_from does: Dynamo replayed the deletion as `del m.scale`
-    after the `_modules` update, deleting the new submodule (with instance-dict-writes on 2.5-2.11)."""
+    """What nn.Module.__setattr__'s remove_from does: Dynamo replays the deletion as `del m.scale`
+    after the `_modules` update, deleting the new submodule (2.12; instance-dict-writes orders it on 2.5-2.11)."""
     del m.__dict__["scale"]
     m._modules["scale"] = torch.nn.Identity()
     return x + 1
