@@ -5,6 +5,7 @@ The catalog is shipped in ``tdcompat.cases`` so ``python -m tdcompat doctor``
 runs exactly these cases on a user's install.
 """
 
+import re
 import warnings
 
 import pytest
@@ -39,9 +40,13 @@ def _skip_without_tensordict(case):
 def test_unpatched_outcome_matches_record(name, backend, unpatched_results):
     case = CASES[name]
     _skip_without_tensordict(case)
-    expected = case.expected_unpatched(TORCH, _tensordict_version())
+    expected = case.expectation(TORCH, _tensordict_version())
     got = unpatched_results["results"][name][backend]
-    assert got["outcome"] == expected, f"torch {TORCH}: expected {expected}, got {got}"
+    assert got["outcome"] == expected.outcome, f"torch {TORCH}: expected {expected.outcome}, got {got}"
+    # The failure the record names, not just any failure (an AttributeError is no Dynamo graph break).
+    assert re.search(expected.detail_pattern(), got["detail"]), (
+        f"torch {TORCH}: {expected.outcome} as recorded, but {got['detail']!r} does not match "
+        f"{expected.detail_pattern()!r}")
 
 
 @pytest.mark.parametrize("name, backend", PARAMS)

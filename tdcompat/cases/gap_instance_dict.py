@@ -525,6 +525,10 @@ def _class_attr():
     return torch.randn(3), ClassAttr()
 
 
+#: 2.12 replays the deletion as `del o.c` after the graph: the compiled call raises.
+_NO_C = r"^AttributeError: 'ClassAttr' object has no attribute 'c'"
+
+
 def _delete_key(o, key) -> bool:
     """``del o.__dict__[key]``; True where it raised KeyError."""
     try:
@@ -546,14 +550,77 @@ def delete_input_key(x, o):
 
 CASES = CASES + (
     Case("dict_delete_missing_class_key", ("instance-dict-writes", "dunder-dict-replay"), delete_missing_class_key,
-         _class_attr, unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         _class_attr, unpatched=(Expect("<2.12", GRAPH_BREAK), Expect("<2.13", GRAPH_BREAK, detail=_NO_C)),
          doc="del o.__dict__['c'] where c is only a class attribute: KeyError, caught in the frame"),
     # The same on DunderDictVariable alone (2.12+), where only dunder-dict-replay is needed.
     Case("dunder_dict_delete_missing_class_key", ("dunder-dict-replay",), delete_missing_class_key, _class_attr,
-         unpatched=(Expect("==2.12.*", GRAPH_BREAK),), torch=">=2.12",
+         unpatched=(Expect("==2.12.*", GRAPH_BREAK, detail=_NO_C),), torch=">=2.12",
          doc="del o.__dict__['c'] where c is only a class attribute (2.12: AttributeError out of compiled code)"),
     # 2.12: no KeyError in the trace; 2.13+: KeyError, but compiled for the first call's keys, unguarded.
     Case("dict_delete_input_key", ("dunder-dict-replay", "dunder-dict-guards"), delete_input_key, _class_attr,
          unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
          doc="del o.__dict__['b'] raising KeyError on the first call, deleting b on the second"),
+)
+
+
+# -- cases that need one patch (and what it declares it needs) alone, for tests/test_records.py's
+# -- range proof on every measured release (issue 13) -------------------------------------------
+class AttrLockedMapping(StoreMapping):
+    """A MutableMapping context manager whose ``__enter__``/``__exit__`` only set attributes."""
+
+    def __init__(self):
+        self._store = {"k": torch.ones(3)}
+        self.locked = True
+        self.depth = 0
+
+    def __enter__(self):
+        self.locked = False
+        self.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.locked = True
+        self.depth -= 1
+        return False
+
+
+class AttrCtx:
+    """A plain context manager whose ``__enter__``/``__exit__`` only set attributes."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def __enter__(self):
+        self.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        return False
+
+
+def with_input_mapping_attrs(x, m):
+    with m as c:
+        m["k"] = x + 1
+        unlocked = not c.locked
+    return m["k"] * 2, unlocked, m.locked, m.depth
+
+
+def vars_read(x, o):
+    return x * vars(o)["n"], vars(o)["a"] + 1
+
+
+CASES = CASES + (
+    Case("with_input_mapping_attr_context_manager", ("input-context-manager", "mutable-mapping-setattr"),
+         with_input_mapping_attrs, lambda: (torch.randn(3), AttrLockedMapping()),
+         unpatched=(Expect(">=2.5", GRAPH_BREAK),),
+         doc="`with m:` for a MutableMapping passed in whose __enter__/__exit__ set attributes"),
+    Case("with_input_attr_context_manager", ("input-context-manager",), with_input, lambda: (torch.randn(3), AttrCtx()),
+         unpatched=(Expect("<2.14", GRAPH_BREAK),),
+         doc="`with cm:` for a plain context manager passed in whose __enter__/__exit__ set attributes"),
+    Case("dunder_dict_contains_input_key", ("dunder-dict-guards",), contains_input_key, _plain,
+         unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
+         doc="'b' in o.__dict__ on a second call whose object has b, on DunderDictVariable (2.12+)"),
+    Case("vars_plain_read", ("instance-dict-vars",), vars_read, _plain, unpatched=(Expect("<2.9", GRAPH_BREAK),),
+         doc="vars(o)[k] on a plain object passed in (no BuiltinVariable.call_vars before 2.9)"),
 )

@@ -28,11 +28,29 @@ OK, GRAPH_BREAK, WRONG_RESULT, EAGER_ERROR, SKIPPED = "ok", "graph_break", "wron
 
 @dataclasses.dataclass(frozen=True)
 class Expect:
-    """Without tdcompat, on torch in ``torch`` (and tensordict in ``tensordict``), the case ends as ``outcome``."""
+    """Without tdcompat, on torch in ``torch`` (and tensordict in ``tensordict``), the case ends as ``outcome``.
+
+    ``detail`` is a regular expression the outcome's detail must match (``re.search``). A
+    graph break's detail is ``"<exception type>: <first line>"``; without ``detail`` it must
+    be Dynamo refusing to trace (:data:`DYNAMO_REFUSED`), so a compiled call that raised a
+    plain Python exception (an ``AttributeError`` out of Dynamo's replay after the graph)
+    has to be recorded as such, and a different failure fails the record.
+    """
 
     torch: str
     outcome: str
     tensordict: str = ""
+    detail: str = ""
+
+    def detail_pattern(self) -> str:
+        if self.detail:
+            return self.detail
+        return DYNAMO_REFUSED if self.outcome == GRAPH_BREAK else ""
+
+
+#: The exceptions Dynamo raises when it refuses or fails to trace (torch._dynamo.exc).
+DYNAMO_REFUSED = (r"^(Unsupported|ArgsMismatchError|UserError|InternalTorchDynamoError|TorchRuntimeError|"
+                  r"BackendCompilerFailed): ")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +79,8 @@ class Case:
 
         return not self.torch or SpecifierSet(self.torch).contains(Version(Version(str(torch_version)).base_version))
 
-    def expected_unpatched(self, torch_version: str, tensordict_version: Optional[str]) -> str:
+    def expectation(self, torch_version: str, tensordict_version: Optional[str]) -> Expect:
+        """The recorded unpatched outcome here (``Expect(..., OK)`` where no entry matches)."""
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version
 
@@ -74,8 +93,11 @@ class Case:
                     Version(Version(tensordict_version).base_version)
                 ):
                     continue
-            return expect.outcome
-        return OK
+            return expect
+        return Expect("", OK)
+
+    def expected_unpatched(self, torch_version: str, tensordict_version: Optional[str]) -> str:
+        return self.expectation(torch_version, tensordict_version).outcome
 
 
 @dataclasses.dataclass
