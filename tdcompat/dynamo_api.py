@@ -165,3 +165,71 @@ def build_sourceless(tx, value):
     from torch._dynamo.variables.builder import SourcelessBuilder
 
     return SourcelessBuilder.create(tx, value)
+
+
+#: What ``nn.Module.__delattr__`` looks into before it deletes from the instance dict.
+BOOKKEEPING = ("_parameters", "_buffers", "_modules")
+
+
+def made_in_frame(obj) -> bool:
+    """``AttributeMutationNew`` (``mutation_type`` from 2.6, ``mutable_local`` on 2.5)."""
+    kind = getattr(obj, "mutation_type", None) or getattr(obj, "mutable_local", None)
+    return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
+
+
+def _realized(vt):
+    realize = getattr(vt, "realize", None)
+    return realize() if realize is not None else vt
+
+
+def order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
+    """Can ``del module.__dict__[key]`` replay as that deletion (``nn.Module.__setattr__``'s
+    ``remove_from``: ``del self.__dict__[name]`` then ``self._modules[name] = value``)?
+
+    A module made in the frame is rebuilt from its final attributes: the deleted key is
+    simply not stored. An input module's deletion is replayed as ``del m.key``, which runs
+    ``nn.Module.__delattr__``: it deletes from ``_parameters``/``_buffers``/``_modules``
+    whichever has ``key`` *at replay time*, and only otherwise from the instance dict.
+    ``SideEffects.codegen_update_mutated`` applies the objects' mutations in the reverse of
+    the order they were first tracked, and a module is tracked before its bookkeeping dicts,
+    so those dicts' ``clear(); update(...)`` would run first and the deletion would then
+    remove the entry just registered (leaving the stale instance attribute). So: the
+    bookkeeping dicts are tracked, the module is moved right after them (its own mutations
+    then replay before theirs, on the dicts it had on entry; with ``reorder=False`` it must
+    already be there), and ``key`` is guarded absent from each of them on entry. False (no
+    effects yet) for a bookkeeping dict replaced in the frame or holding ``key`` on entry.
+    """
+    if made_in_frame(obj):
+        return True
+    side_effects = tx.output.side_effects
+    table = getattr(side_effects, "id_to_variable", None)
+    value = obj.value
+    attrs = getattr(value, "__dict__", None)
+    if not isinstance(table, dict) or id(value) not in table or obj.source is None or not isinstance(attrs, dict):
+        return False
+    reals = [attrs.get(attr) for attr in BOOKKEEPING]
+    for attr, real in zip(BOOKKEEPING, reals):
+        if side_effects.has_pending_mutation_of_attr(obj, attr) or type(real) is not dict or key in real:
+            return False
+        if not reorder and id(real) not in table:
+            return False
+    keys = list(table)
+    if not reorder and keys.index(id(value)) < max(keys.index(id(real)) for real in reals):
+        return False
+    from .wrappers import effects_begin
+
+    effects_begin()
+    for attr, real in zip(BOOKKEEPING, reals):
+        dict_vt = _realized(obj.var_getattr(tx, attr))
+        source = getattr(dict_vt, "source", None)
+        if source is None or id(real) not in table:
+            graph_break("module __dict__ deletion replay", f"del {obj}.__dict__[{key!r}]", f"{attr} is not tracked")
+        guard_dict_contains(source, key, False)
+    keys = list(table)
+    here, last = keys.index(id(value)), max(keys.index(id(real)) for real in reals)
+    if last > here:
+        items = list(table.items())
+        items.insert(last, items.pop(here))
+        table.clear()
+        table.update(items)
+    return True

@@ -78,6 +78,20 @@ def _written_keys(name, args, kwargs):
     return None if key is None else [key]
 
 
+def _replays_as_deletion(tx, obj, cls, key) -> bool:
+    """Does ``del obj.key`` (Dynamo's replay) do what ``del obj.__dict__[key]`` did? Yes for
+    ``object.__delattr__``; for ``nn.Module.__delattr__`` where the module's deletion can be
+    replayed before its bookkeeping dicts' updates (:func:`tdcompat.dynamo_api.order_module_deletion`)."""
+    delattr_ = inspect.getattr_static(cls, "__delattr__", None)
+    if delattr_ is object.__delattr__:
+        return True
+    import torch
+
+    from ..dynamo_api import order_module_deletion
+
+    return delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key)
+
+
 @fail_safe(NAME)
 def _call_method(wrapped, instance, args, kwargs):
     """``DunderDictVariable.call_method(tx, name, args, kwargs)`` (inherited from ConstDictVariable)."""
@@ -126,7 +140,7 @@ def _call_method(wrapped, instance, args, kwargs):
         raise_observed(KeyError, tx, f"{obj}.__dict__.{name}({key!r})")
     if obj.source is not None:
         cls = type(value)
-        if is_data_descriptor(cls, key) or inspect.getattr_static(cls, "__delattr__", None) is not object.__delattr__:
+        if is_data_descriptor(cls, key) or not _replays_as_deletion(tx, obj, cls, key):
             graph_break("__dict__ deletion replayed through the class", f"del {obj}.__dict__[{key!r}]",
                         f"Dynamo replays the deletion as `del obj.{key}`, which runs "
                         f"{type(value).__qualname__}'s descriptor or __delattr__")

@@ -75,7 +75,7 @@ Modules (``nn.Module.__setattr__``'s ``remove_from``: ``del self.__dict__[name]`
 registering a parameter, buffer or submodule under that name): Dynamo replays the
 deletion of an input module as ``del m.name`` *after* the ``_modules``/``_parameters``
 update, and ``nn.Module.__delattr__`` then deletes the new entry. The deletion is
-recorded only where it replays right (:func:`_order_module_deletion`: the module's
+recorded only where it replays right (:func:`tdcompat.dynamo_api.order_module_deletion`: the module's
 mutations are moved to replay before its bookkeeping dicts', ``name`` guarded absent
 from them on entry; a module made in the frame has nothing to replay), and a later
 ``m.name`` / ``hasattr(m, "name")`` goes through ``__getattr__`` as in CPython
@@ -96,6 +96,7 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
+from ..dynamo_api import made_in_frame, order_module_deletion
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -211,7 +212,7 @@ def _check_key(tx, obj, key) -> None:
 def _check_delete(tx, obj, key) -> None:
     """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
     when ``__delattr__`` is object's, or ``nn.Module.__delattr__`` under the conditions of
-    :func:`_order_module_deletion`. Anything else graph-breaks."""
+    :func:`tdcompat.dynamo_api.order_module_deletion`. Anything else graph-breaks."""
     import inspect
 
     from ..dynamo_api import graph_break
@@ -223,17 +224,13 @@ def _check_delete(tx, obj, key) -> None:
     if type(obj) in _module_types():
         import torch
 
-        if delattr_ is torch.nn.Module.__delattr__ and _order_module_deletion(tx, obj, key):
+        if delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key):
             return
     graph_break(
         "__dict__ deletion on an object with a custom __delattr__",
         f"del {obj}.__dict__[{key!r}]",
         f"{type(value).__qualname__}.__delattr__ would run when Dynamo replays the deletion",
     )
-
-
-#: What ``nn.Module.__delattr__`` looks into before it deletes from the instance dict.
-_BOOKKEEPING = ("_parameters", "_buffers", "_modules")
 
 
 def _module_types():
@@ -245,65 +242,6 @@ def _module_types():
             t for t in _receiver_types() if issubclass(t, UnspecializedNNModuleVariable)
         )
     return types
-
-
-def _made_in_frame(obj) -> bool:
-    """``AttributeMutationNew`` (``mutation_type`` from 2.6, ``mutable_local`` on 2.5)."""
-    kind = getattr(obj, "mutation_type", None) or getattr(obj, "mutable_local", None)
-    return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
-
-
-def _order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
-    """Can ``del module.__dict__[key]`` replay as that deletion (``nn.Module.__setattr__``'s
-    ``remove_from``: ``del self.__dict__[name]`` then ``self._modules[name] = value``)?
-
-    A module made in the frame is rebuilt from its final attributes: the deleted key is
-    simply not stored. An input module's deletion is replayed as ``del m.key``, which runs
-    ``nn.Module.__delattr__``: it deletes from ``_parameters``/``_buffers``/``_modules``
-    whichever has ``key`` *at replay time*, and only otherwise from the instance dict.
-    ``SideEffects.codegen_update_mutated`` applies the objects' mutations in the reverse of
-    the order they were first tracked, and a module is tracked before its bookkeeping dicts,
-    so those dicts' ``clear(); update(...)`` would run first and the deletion would then
-    remove the entry just registered (leaving the stale instance attribute). So: the
-    bookkeeping dicts are tracked, the module is moved right after them (its own mutations
-    then replay before theirs, on the dicts it had on entry; with ``reorder=False`` it must
-    already be there), and ``key`` is guarded absent from each of them on entry. False (no
-    effects yet) for a bookkeeping dict replaced in the frame or holding ``key`` on entry.
-    """
-    if _made_in_frame(obj):
-        return True
-    side_effects = tx.output.side_effects
-    table = getattr(side_effects, "id_to_variable", None)
-    value = obj.value
-    attrs = getattr(value, "__dict__", None)
-    if not isinstance(table, dict) or id(value) not in table or obj.source is None or not isinstance(attrs, dict):
-        return False
-    reals = [attrs.get(attr) for attr in _BOOKKEEPING]
-    for attr, real in zip(_BOOKKEEPING, reals):
-        if side_effects.has_pending_mutation_of_attr(obj, attr) or type(real) is not dict or key in real:
-            return False
-        if not reorder and id(real) not in table:
-            return False
-    keys = list(table)
-    if not reorder and keys.index(id(value)) < max(keys.index(id(real)) for real in reals):
-        return False
-    from ..dynamo_api import graph_break, guard_dict_contains
-
-    effects_begin()
-    for attr, real in zip(_BOOKKEEPING, reals):
-        dict_vt = _realize(obj.var_getattr(tx, attr))
-        source = getattr(dict_vt, "source", None)
-        if source is None or id(real) not in table:
-            graph_break("module __dict__ deletion replay", f"del {obj}.__dict__[{key!r}]", f"{attr} is not tracked")
-        guard_dict_contains(source, key, False)
-    keys = list(table)
-    here, last = keys.index(id(value)), max(keys.index(id(real)) for real in reals)
-    if last > here:
-        items = list(table.items())
-        items.insert(last, items.pop(here))
-        table.clear()
-        table.update(items)
-    return True
 
 
 def _store(tx, obj, key, value) -> None:
@@ -524,7 +462,7 @@ def _deleted_module_attr(tx, obj, name):
     import torch
 
     getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
-    if not isinstance(getattr_fn, types.FunctionType) or not _order_module_deletion(tx, obj, name, reorder=False):
+    if not isinstance(getattr_fn, types.FunctionType) or not order_module_deletion(tx, obj, name, reorder=False):
         return DEFER  # a deletion this patch did not order: its replay may be wrong, leave it to Dynamo
     effects_begin()  # traces user code / reads the bookkeeping dicts under guards
     if getattr_fn is torch.nn.Module.__getattr__:
