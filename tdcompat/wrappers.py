@@ -26,50 +26,69 @@ DEFER = object()
 
 Handler = Callable[[Callable[..., Any], Any, tuple, dict], Any]
 
-_local = threading.local()
+
+class _State(threading.local):
+    #: Has the innermost running handler of this thread had effects? Each wrapper
+    #: saves its caller's value, starts at False and puts the caller's value back.
+    effects = False
 
 
-def _frames() -> list:
-    frames = getattr(_local, "frames", None)
-    if frames is None:
-        frames = _local.frames = []
-    return frames
+_state = _State()
 
 
 def effects_begin() -> None:
     """Mark that the running handler is about to change Dynamo's state: from here
     on a failure of the handler graph-breaks instead of running the original."""
-    frames = _frames()
-    if frames:
-        frames[-1] = True
+    _state.effects = True
 
 
 def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
+    """Wrap ``handler(wrapped, instance, args, kwargs)`` in the fail-safe.
+
+    The bookkeeping on the way in and out is a few attribute reads and writes on
+    a thread-local and no function call, so a call the handler defers costs this
+    frame and the handler's. A handler on a method Dynamo calls for nearly
+    everything it traces (``call_function``, ``_wrap``, ``var_getattr``) is
+    reached through a *gate* instead: a plain function, installed as the
+    wrapper, that sends every call it can tell is not its pattern (one type or
+    identity test on the values at hand) straight to ``wrapped`` in its own
+    frame, and passes the rest to the handler unchanged. A gate runs outside the
+    fail-safe: a test that raises sends the call to the handler, which meets
+    the same question under the fail-safe. A gate that has to run Dynamo's
+    method first (the pattern shows in its result or its exception) passes the
+    handler :func:`replay` or :func:`replay_error` of that outcome as
+    ``wrapped``, so the handler, unchanged, sees what it saw before and the
+    original still runs once.
+    """
+
     def decorate(handler: Handler) -> Handler:
         @functools.wraps(handler)
         def wrapper(wrapped, instance, args, kwargs):
-            frames = _frames()
-            frames.append(False)
-            depth = len(frames)
+            state = _state
+            outer = state.effects
+            state.effects = False
 
             def original(*a, **k):
-                effects_begin()
+                state.effects = True
                 return wrapped(*a, **k)
 
             try:
                 result = handler(original, instance, args, kwargs)
             except Exception as error:  # noqa: BLE001
+                had_effects = state.effects
+                state.effects = outer
                 from .dynamo_api import is_dynamo_control_flow
 
-                had_effects = frames[depth - 1]
-                del frames[depth - 1:]
                 if is_dynamo_control_flow(error):
                     raise
                 _report(patch_name, handler, error, had_effects)
                 if had_effects:
                     _break_after_effects(patch_name, handler, error)
                 return wrapped(*args, **kwargs)
-            del frames[depth - 1:]
+            except BaseException:
+                state.effects = outer
+                raise
+            state.effects = outer
             if result is DEFER:
                 return wrapped(*args, **kwargs)
             return result
@@ -78,6 +97,24 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
         return wrapper
 
     return decorate
+
+
+def replay(outcome: Any) -> Callable[..., Any]:
+    """A stand-in for ``wrapped`` that returns what a gate's own call of it returned."""
+
+    def wrapped(*args, **kwargs):
+        return outcome
+
+    return wrapped
+
+
+def replay_error(error: BaseException) -> Callable[..., Any]:
+    """A stand-in for ``wrapped`` that raises what a gate's own call of it raised."""
+
+    def wrapped(*args, **kwargs):
+        raise error
+
+    return wrapped
 
 
 _reported: set = set()
