@@ -37,14 +37,18 @@ from ..wrappers import DEFER, fail_safe
 NAME = "enum-class-iter"
 
 
+_kinds: tuple = ()  # the trackers of a class, once loaded
+
+
 def _enum_members(obj):
     """The members of the Enum class ``obj`` tracks, or None for anything else."""
+    global _kinds
     import enum
 
     from torch._dynamo.variables import user_defined
 
     # 2.11 models Enum classes as UserDefinedEnumClassVariable (still without __iter__)
-    kinds = (user_defined.UserDefinedClassVariable, getattr(user_defined, "UserDefinedEnumClassVariable", None))
+    kinds = _kinds = (user_defined.UserDefinedClassVariable, getattr(user_defined, "UserDefinedEnumClassVariable", None))
     if type(obj) not in kinds:
         return None
     cls = obj.value
@@ -68,6 +72,14 @@ def _unpack_var_sequence(wrapped, instance, args, kwargs):
 
     (tx,) = args
     return [build_sourceless(tx, m) for m in members]
+
+
+def _call_iter_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_iter``: ``iter(x)`` of a tracker that
+    is not a class goes straight to Dynamo (one type test, once the kinds are loaded)."""
+    if _kinds and len(args) == 2 and type(args[1]) not in _kinds:
+        return wrapped(*args, **kwargs)
+    return _call_iter(wrapped, instance, args, kwargs)
 
 
 @fail_safe(NAME)
@@ -99,7 +111,7 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "unpack_var_sequence",
                _unpack_var_sequence, inherited=True, params=("tx",)),
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_iter", _call_iter,
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_iter", _call_iter_gate,
                params=("tx", "obj")),
     ),
     requires=(

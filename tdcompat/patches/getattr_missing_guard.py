@@ -20,9 +20,18 @@ deleted in the frame need no guard.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, fail_safe, replay_error
 
 NAME = "getattr-missing-guard"
+
+
+def _var_getattr_gate(wrapped, instance, args, kwargs):
+    """What is installed: Dynamo's method runs here, once; only an exception reaches
+    the handler (which acts on ``ObservedAttributeError``), raised again as ``wrapped``."""
+    try:
+        return wrapped(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the handler says what it is
+        return _var_getattr(replay_error(error), instance, args, kwargs)
 
 
 @fail_safe(NAME)
@@ -57,9 +66,9 @@ PATCH = Patch(
     torch=">=2.5",
     targets=(
         # var_getattr up to 2.13; 2.13 adds generic_getattr (CPython's PyObject_GenericGetAttr), the only one from 2.14.
-        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr", _var_getattr,
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr", _var_getattr_gate,
                params=("tx", "name"), optional=True),
-        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr", _var_getattr,
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr", _var_getattr_gate,
                params=("tx", "name"), optional=True),
     ),
     requires=(

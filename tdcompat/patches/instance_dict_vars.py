@@ -52,6 +52,25 @@ def _is_vars(fn) -> bool:
     return type(realized) is builtin and realized.fn is vars
 
 
+def _call_function_gate(wrapped, instance, args, kwargs):
+    """What is installed: a callee that is not ``vars`` goes straight to Dynamo.
+
+    The test is :func:`_is_vars`'s first step without its calls: a ``BuiltinVariable``
+    of another builtin, or a tracker that is not a lazy one (no ``_cache``)."""
+    try:
+        fn = args[0] if args else kwargs.get("fn")
+        if type(fn) is _BUILTIN[0]:
+            other = fn.fn is not vars
+        else:
+            attrs = fn.__dict__
+            other = "_cache" not in attrs or attrs["_cache"] is None
+    except Exception:  # noqa: BLE001 - not loaded yet, or an odd callee: the handler decides
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _call_function(wrapped, instance, args, kwargs)
+
+
 @fail_safe("instance-dict-vars")
 def _call_function(wrapped, instance, args, kwargs):
     """``InstructionTranslatorBase.call_function(fn, args, kwargs)`` for ``fn`` = builtin ``vars``."""
@@ -82,7 +101,7 @@ PATCH = Patch(
     torch="<2.9",
     fixed_upstream="2.9: BuiltinVariable.call_vars",
     targets=(
-        Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", "call_function", _call_function,
+        Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", "call_function", _call_function_gate,
                params=("fn", "args", "kwargs")),
     ),
     requires=(

@@ -181,6 +181,44 @@ def _inline(tx, fn, args, kwargs):
     return tx.inline_user_function_return(function_variable(fn), list(args), dict(kwargs))
 
 
+# -- gates: what is installed; everything that is not the pattern goes straight to Dynamo --
+
+
+def _builtin_call_function_gate(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_function``: a builtin other than ``dict``/``list``/``tuple`` (one identity test)."""
+    try:
+        fn = instance.fn
+    except AttributeError:
+        fn = dict  # the handler decides
+    if fn is not dict and fn is not list and fn is not tuple:
+        return wrapped(*args, **kwargs)
+    return _builtin_call_function(wrapped, instance, args, kwargs)
+
+
+def _dict_call_method_gate(wrapped, instance, args, kwargs):
+    """``ConstDictVariable.call_method``: a method other than ``update``."""
+    try:
+        other = kwargs or args[1] != "update"
+    except IndexError:
+        other = True  # the handler defers it too
+    if other:
+        return wrapped(*args, **kwargs)
+    return _dict_call_method(wrapped, instance, args, kwargs)
+
+
+def _inline_user_function_return_gate(wrapped, instance, args, kwargs):
+    """``inline_user_function_return``: a function other than ``construct_dict`` (none before 2.7)."""
+    env = _env  # loaded by the first call the handler sees
+    try:
+        other = env is not None and (
+            env[3] is None or getattr(args[0] if args else kwargs.get("fn"), "fn", None) is not env[3])
+    except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _inline_user_function_return(wrapped, instance, args, kwargs)
+
+
 # -- handlers -------------------------------------------------------------------------
 
 
@@ -285,14 +323,14 @@ PATCH = Patch(
             "torch._dynamo.variables.builtin",
             "BuiltinVariable",
             "call_function",
-            _builtin_call_function,
+            _builtin_call_function_gate,
             params=("tx", "args", "kwargs"),
         ),
         Target(
             "torch._dynamo.variables.dicts",
             "ConstDictVariable",
             "call_method",
-            _dict_call_method,
+            _dict_call_method_gate,
             inherited=True,
             params=("tx", "name", "args", "kwargs"),
         ),
@@ -300,7 +338,7 @@ PATCH = Patch(
             "torch._dynamo.symbolic_convert",
             "InstructionTranslatorBase",
             "inline_user_function_return",
-            _inline_user_function_return,
+            _inline_user_function_return_gate,
             params=("fn", "args", "kwargs"),
         ),
     ),

@@ -68,7 +68,7 @@ weakref, ``reconstruct: WeakRefVariable()`` on 2.6) is the separate
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, fail_safe, replay, replay_error
 
 NAME = "mutable-mapping-setattr"
 
@@ -90,6 +90,25 @@ def _value_arg(args, kwargs):
     if args:
         return args[0]
     return kwargs.get("value", None)
+
+
+def _track_existing_mapping_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``VariableBuilder._wrap``: Dynamo's ``_wrap`` runs here, once.
+    The handler acts only on a sourced ``MutableMappingVariable``, so only that result
+    (or an exception, whose fate depends on the value) reaches it, replayed as
+    ``wrapped``; everything else is returned without testing the value against the
+    ``MutableMapping`` ABC (a Python-level check, for every value Dynamo wraps)."""
+    try:
+        result = wrapped(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the handler says whose failure it is
+        return _track_existing_mapping(replay_error(error), instance, args, kwargs)
+    try:
+        other = type(result) is not (_classes or _load())[1] or result.source is None
+    except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
+        other = False
+    if other:
+        return result
+    return _track_existing_mapping(replay(result), instance, args, kwargs)
 
 
 @fail_safe(NAME)
@@ -149,7 +168,7 @@ PATCH = Patch(
             "torch._dynamo.variables.builder",
             "VariableBuilder",
             "_wrap",
-            _track_existing_mapping,
+            _track_existing_mapping_gate,
             params=("value",),
         ),
         Target(

@@ -108,6 +108,18 @@ def _named_modules_by_id(root):
     return named_modules
 
 
+def _wrap_module_gate(wrapped, instance, args, kwargs):
+    """What is installed: a module of a hashable type without children goes straight to Dynamo."""
+    try:
+        value = args[0] if args else kwargs.get("value")
+        leaf = not value._modules and _hashable_types[type(value)]
+    except Exception:  # noqa: BLE001 - not a module, or a type not seen yet: the handler decides
+        leaf = False
+    if leaf:
+        return wrapped(*args, **kwargs)
+    return _wrap_module(wrapped, instance, args, kwargs)
+
+
 @fail_safe(NAME)
 def _wrap_module(wrapped, instance, args, kwargs):
     """``VariableBuilder.wrap_module(value)``: let Dynamo's parameter walk run
@@ -156,7 +168,7 @@ PATCH = Patch(
             "torch._dynamo.variables.builder",
             "VariableBuilder",
             "wrap_module",
-            _wrap_module,
+            _wrap_module_gate,
             params=("value",),
         ),
     ),
