@@ -42,7 +42,7 @@ def main() -> int:
         "(return value and the state of every input object, two calls). The worst outcome over the backends "
         f"recorded ({', '.join(f'`{b}`' for b in backends)}) is shown; the test suite runs `eager` and `aot_eager` "
         "(and `inductor` for the tensordict cells) on every release it is run on. `break` = Dynamo raised, "
-        "`WRONG` = ran but differs from eager (e.g. a side effect silently lost), `n/a` = needs tensordict.",
+        "`WRONG` = ran but differs from eager (e.g. a side effect silently lost), `n/a` = not run there (needs tensordict, or the case is restricted to other releases).",
         "",
         "| case | " + " | ".join(heads) + " |",
         "|---|" + "---|" * len(records),

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Dict, List, Optional
 
 #: Releases whose unpatched outcomes the cases record, one per minor (requirements/torch-2.X.txt).
-MEASURED = ("2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.15.0")
+MEASURED = ("2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 
 
 @dataclasses.dataclass(frozen=True)
