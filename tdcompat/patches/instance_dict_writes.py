@@ -474,6 +474,15 @@ def _deleted_module_attr(tx, obj, name):
     return method.call_function(tx, [variables.ConstantVariable.create(name)], {})
 
 
+def _call_getattr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver
+    that is not a module tracker goes straight to Dynamo (one type test, once the kinds are loaded)."""
+    kinds = _cache.get("module_types")
+    if kinds is not None and len(args) == 3 and type(args[1]) not in kinds:
+        return wrapped(*args, **kwargs)
+    return _call_getattr(wrapped, instance, args, kwargs)
+
+
 @fail_safe("instance-dict-writes")
 def _call_getattr(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)`` (``LOAD_ATTR``, ``getattr``)."""
@@ -508,7 +517,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
         # Reads of a module attribute deleted from its instance dict in the frame: __getattr__.
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr,
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr_gate,
                params=("tx", "obj", "name_var")),
         Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
                _module_var_getattr, params=("tx", "name")),
