@@ -96,16 +96,32 @@ def delete_then_register(m, x):
     return x + 1
 
 
+def delattr_then_register(m, x):
+    """`del m.scale` (super().__delattr__) then a submodule under that name: before 2.13 Dynamo
+    replays `del m.scale` after the `_modules` update, deleting the new submodule (wrong without
+    tdcompat on 2.5-2.12); super-delattr orders the replay (2.6-2.7, 2.9-2.11)."""
+    del m.scale
+    m._modules["scale"] = torch.nn.Identity()
+    return hasattr(m, "scale"), x + 1
+
+
+#: Still wrong with and without tdcompat: `del m.x` on 2.5 and 2.8 does not reach
+#: `super().__delattr__` (SuperVariable), and 2.12 replays it through DunderDictVariable.
+OPEN_NATIVE = {delattr_then_register: ("2.5.", "2.8.", "2.12.")}
+
+
 PROGRAMS = [
     (fn, cls)
     for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden, pop_hidden_present,
                add_then_pop_class_key)
     for cls in (Shadowed, ShadowedMapping)
-] + [(delete_then_register, Scaled)]
+] + [(delete_then_register, Scaled), (delattr_then_register, Scaled)]
 
 
 @pytest.mark.parametrize("fn, cls", PROGRAMS, ids=[f"{f.__name__}-{c.__name__}" for f, c in PROGRAMS])
 def test_left_to_eager_equals_eager(fn, cls):
+    if torch.__version__.startswith(OPEN_NATIVE.get(fn, ())):
+        pytest.skip(f"wrong with and without tdcompat on torch {torch.__version__} (open; see OPEN_NATIVE)")
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="eager")
     for call in (1, 2):
