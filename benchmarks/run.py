@@ -1,7 +1,7 @@
 """Benchmarks: what tdcompat costs and what it buys, measured side by side in one run.
 
     python benchmarks/run.py workloads [--backend eager|aot_eager|inductor] [--smoke]
-    python benchmarks/run.py neutral [--reps 15] [--smoke]
+    python benchmarks/run.py neutral [--reps 15] [--retraces 5] [--calls-only] [--callers] [--smoke]
     python benchmarks/run.py import [--reps 30] [--smoke]
 
 Every variant runs in its own fresh interpreter (``--one`` mode below), so
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -88,11 +89,125 @@ def one(workload: str, variant: str, backend: str, steps: int) -> dict:
     return result
 
 
+#: Fixed for the call counts: set iteration order (and so some of Dynamo's choices)
+#: depends on the hash seed; with it fixed a variant's count repeats to the call.
+HASHSEED = "0"
+
+
+def _first_call(name: str, variant: str, backend: str):
+    """In the child: import with or without tdcompat, make the workload and compile it (not called yet)."""
+    use_tdcompat, fullgraph, _ = VARIANTS[variant]
+    if not use_tdcompat:
+        os.environ["TDCOMPAT_DISABLE"] = "*"
+    import warnings
+
+    warnings.simplefilter("ignore")
+    import tdcompat  # noqa: F401
+    import torch
+    import torch._dynamo
+
+    sys.path.insert(0, HERE)
+    import workloads as W
+
+    step, args, *_ = W.NEUTRAL[name]()
+    return torch.compile(step, backend=backend, fullgraph=fullgraph), args
+
+
+def one_calls(name: str, variant: str, backend: str, dump: str = "") -> dict:
+    """Runs in the child: cProfile's call counts over the first compiled call (the trace).
+
+    ``calls``: every call cProfile sees (Python functions, and builtins called from
+    Python); ``py_calls``: Python functions only. Counted from the profiler's own
+    entries, one per code object: ``pstats`` keys them by file, line and name, and
+    code objects that share those (every dataclass's generated ``__hash__`` is
+    ``<string>:2``) would overwrite each other in an order that varies between runs.
+    ``dump``: write the counts per function there (JSON), for ``--callers``."""
+    import collections
+    import cProfile
+
+    fn, args = _first_call(name, variant, backend)
+    profile = cProfile.Profile()
+    profile.enable()
+    fn(*args)
+    profile.disable()
+    import tdcompat
+
+    package = os.path.dirname(os.path.abspath(tdcompat.__file__)) + os.sep
+    per_function: collections.Counter = collections.Counter()
+    calls = py_calls = ours = 0
+    for entry in profile.getstats():
+        code = entry.code
+        calls += entry.callcount
+        if isinstance(code, str):  # a builtin
+            per_function[re.sub(r" at 0x[0-9a-f]+", "", code)] += entry.callcount
+            continue
+        py_calls += entry.callcount
+        ours += entry.callcount if code.co_filename.startswith(package) else 0
+        per_function[f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}({code.co_name})"] += entry.callcount
+    if dump:
+        with open(dump, "w") as f:
+            json.dump(per_function, f)
+    return {"workload": name, "variant": variant, "calls": calls, "py_calls": py_calls, "tdcompat_calls": ours}
+
+
+def one_times(name: str, variant: str, backend: str, retraces: int) -> dict:
+    """Runs in the child: the first compiled call (cold: lazy imports and caches
+    included), then ``retraces`` traces of the same call after ``torch._dynamo.reset()``."""
+    fn, args = _first_call(name, variant, backend)
+    import torch._dynamo
+
+    t0 = time.perf_counter()
+    fn(*args)
+    cold = time.perf_counter() - t0
+    warm = []
+    for _ in range(retraces):
+        torch._dynamo.reset()
+        t0 = time.perf_counter()
+        fn(*args)
+        warm.append(time.perf_counter() - t0)
+    return {"workload": name, "variant": variant, "cold_s": cold, "retrace_s": warm}
+
+
+def one_ab(name: str, backend: str, rounds: int) -> dict:
+    """Runs in the child: tracing time with tdcompat applied and reverted in turn, in one
+    interpreter (``tdcompat.unpatch()`` puts back Dynamo's own methods; Dynamo is reset
+    before each timed call, so every one traces afresh). Each round times one
+    trace of each, in alternating order, so load on the machine hits both alike."""
+    fn, args = _first_call(name, "compile+tdcompat", backend)
+    import tdcompat
+    import torch._dynamo
+
+    fn(*args)  # the one-time work (lazy imports, caches) is not part of either side
+    times = {"active": [], "disabled": []}
+    for i in range(rounds):
+        for mode in (("active", "disabled") if i % 2 == 0 else ("disabled", "active")):
+            tdcompat.patch() if mode == "active" else tdcompat.unpatch()
+            torch._dynamo.reset()  # patch()/unpatch() reset only when they change something
+            t0 = time.perf_counter()
+            fn(*args)
+            times[mode].append(time.perf_counter() - t0)
+    return {"workload": name, **times}
+
+
 def _child(*argv: str, env=None) -> dict:
     proc = subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _isolated_child(*argv: str, **env: str) -> dict:
+    """A child with its own empty compile cache directory: torch keeps state between
+    processes there (2.15's profile-guided dynamic shapes), which would make one
+    run depend on the runs before it."""
+    import shutil
+    import tempfile
+
+    cache = tempfile.mkdtemp(prefix="tdcompat-bench-cache-")
+    try:
+        return _child(*argv, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, **env})
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def workloads(args) -> None:
@@ -118,24 +233,89 @@ def workloads(args) -> None:
         print(json.dumps(rows))
 
 
+NEUTRAL_MODES = (("active", "compile+tdcompat"), ("disabled", "compile"))
+
+
+def _neutral_calls(name: str, backend: str, callers: bool) -> None:
+    """Call counts over the first compiled call, active vs disabled, each in a fresh interpreter."""
+    import shutil
+    import tempfile
+
+    res, dumps = {}, {}
+    where = tempfile.mkdtemp(prefix="tdcompat-calls-")
+    try:
+        for mode, variant in NEUTRAL_MODES:
+            dumps[mode] = os.path.join(where, f"{mode}.json") if callers else ""
+            res[mode] = _isolated_child("--one-calls", name, variant, backend, dumps[mode], PYTHONHASHSEED=HASHSEED)
+        a, d = res["active"], res["disabled"]
+        for key, label in (("calls", "calls (all)"), ("py_calls", "calls (Python)")):
+            print(f"{name:<22} {label:<18} active {a[key]:>9}  disabled {d[key]:>9}  "
+                  f"extra {a[key] - d[key]:>+7}  ratio {a[key] / d[key]:.4f}  (+{100 * (a[key] / d[key] - 1):.2f}%)")
+        print(f"{name:<22} {'in tdcompat':<18} active {a['tdcompat_calls']:>9}")
+        if callers:
+            _print_call_diff(dumps["active"], dumps["disabled"])
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _print_call_diff(active: str, disabled: str, most: int = 40) -> None:
+    """The functions whose call count differs most between the two runs."""
+    import collections
+
+    with open(active) as f:
+        a = collections.Counter(json.load(f))
+    with open(disabled) as f:
+        d = collections.Counter(json.load(f))
+    diff = sorted(((a[k] - d[k], k) for k in set(a) | set(d) if a[k] != d[k]), key=lambda t: (-abs(t[0]), t[1]))
+    for delta, where in diff[:most]:
+        print(f"    {delta:>+7}  {where}")
+    if len(diff) > most:
+        print(f"    ({len(diff) - most} more)")
+
+
 def neutral(args) -> None:
-    """tdcompat active vs TDCOMPAT_DISABLE='*', interleaved, on workloads it has no business with."""
+    """tdcompat active vs TDCOMPAT_DISABLE='*' on workloads it has no business with:
+    call counts over the first compiled call (deterministic), then times, interleaved."""
     sys.path.insert(0, HERE)
     import workloads as W
 
+    names = args.only or list(W.NEUTRAL)
+    for name in names:
+        _neutral_calls(name, args.backend, args.callers)
+    if args.calls_only:
+        return
+    for name in names:
+        r = _isolated_child("--one-ab", name, args.backend, str(2 if args.smoke else args.ab_rounds))
+        _print_ratio(name, "trace, in-process", r["active"], r["disabled"])
     reps = 1 if args.smoke else args.reps
-    for name in args.only or W.NEUTRAL:
-        cold = {"active": [], "disabled": []}
-        step = {"active": [], "disabled": []}
-        for _ in range(reps):
-            for mode, variant in (("active", "compile+tdcompat"), ("disabled", "compile")):
-                r = _child("--one", name, variant, args.backend, "20")
-                cold[mode].append(r["cold_s"])
-                step[mode].append(r["step_median_s"])
-        for label, data in (("compile (cold, s)", cold), ("steady step (s)", step)):
-            a, d = statistics.median(data["active"]), statistics.median(data["disabled"])
-            spread = statistics.pstdev(data["active"] + data["disabled"]) / d if len(data["active"]) > 1 else float("nan")
-            print(f"{name:<22} {label:<18} active {a:.6f}  disabled {d:.6f}  ratio {a / d:.4f}  (rel. spread {spread:.3f}, n={reps})")
+    retraces = 1 if args.smoke else args.retraces
+    for name in names:
+        data = {mode: {"cold": [], "retrace": [], "step": []} for mode, _ in NEUTRAL_MODES}
+        for i in range(reps):
+            # Interleaved, and the order alternates round by round.
+            for mode, variant in (NEUTRAL_MODES if i % 2 == 0 else NEUTRAL_MODES[::-1]):
+                r = _isolated_child("--one-times", name, variant, args.backend, str(retraces))
+                data[mode]["cold"].append(r["cold_s"])
+                data[mode]["retrace"].append(statistics.median(r["retrace_s"]))
+                if args.steps_too:
+                    data[mode]["step"].append(_child("--one", name, variant, args.backend, "20")["step_median_s"])
+        labels = [("cold", "first call (s)"), ("retrace", "re-trace (s)")] + ([("step", "steady step (s)")] if args.steps_too else [])
+        for key, label in labels:
+            _print_ratio(name, label, data["active"][key], data["disabled"][key])
+
+
+def _print_ratio(name: str, label: str, active: list, disabled: list) -> None:
+    """Median of each side, the ratio of medians, and the paired ratios' median and quartiles
+    (round i's active run against round i's disabled run)."""
+    a, d = statistics.median(active), statistics.median(disabled)
+    line = f"{name:<22} {label:<16} active {a:.5f}  disabled {d:.5f}  ratio {a / d:.4f}"
+    if len(active) > 3:
+        paired = sorted(x / y for x, y in zip(active, disabled))
+        q1, _, q3 = statistics.quantiles(paired, n=4)
+        spread = statistics.pstdev(disabled) / d
+        line += (f"  paired median {statistics.median(paired):.4f} [IQR {q1:.4f}-{q3:.4f}]"
+                 f"  (disabled rel. sd {spread:.3f}, n={len(active)})")
+    print(line)
 
 
 IMPORT_SNIPPET = """
@@ -194,11 +374,27 @@ def main(argv=None) -> int:
         name, variant, backend, steps = argv[1:5]
         print(json.dumps(one(name, variant, backend, int(steps))))
         return 0
+    if argv[:1] == ["--one-calls"]:
+        print(json.dumps(one_calls(*argv[1:5])))
+        return 0
+    if argv[:1] == ["--one-ab"]:
+        name, backend, rounds = argv[1:4]
+        print(json.dumps(one_ab(name, backend, int(rounds))))
+        return 0
+    if argv[:1] == ["--one-times"]:
+        name, variant, backend, retraces = argv[1:5]
+        print(json.dumps(one_times(name, variant, backend, int(retraces))))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["workloads", "neutral", "import"])
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--retraces", type=int, default=5, help="neutral: traces after reset per interpreter")
+    parser.add_argument("--ab-rounds", type=int, default=40, help="neutral: in-process active/disabled trace pairs")
+    parser.add_argument("--calls-only", action="store_true", help="neutral: only the call counts")
+    parser.add_argument("--callers", action="store_true", help="neutral: the functions whose call counts differ")
+    parser.add_argument("--steps-too", action="store_true", help="neutral: also time steady-state steps")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", action="append", help="workload name(s)")
