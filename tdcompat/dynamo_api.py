@@ -84,6 +84,18 @@ def is_data_descriptor(cls: type, name: str) -> bool:
     return attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"))
 
 
+def const_str(vt):
+    """The ``str`` a tracker holds as a Python constant, or None."""
+    try:
+        if vt.is_python_constant():
+            value = vt.as_python_constant()
+            if isinstance(value, str):
+                return value
+    except Exception:  # noqa: BLE001 - not a constant after all
+        pass
+    return None
+
+
 def instance_dict_contains(tx, obj, name: str):
     """Is ``name`` in ``obj``'s instance dict at this point of the frame (None: unknown)?
 
@@ -233,3 +245,16 @@ def order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
         table.clear()
         table.update(items)
     return True
+
+
+def deletion_replays_as_recorded(tx, obj, key) -> bool:
+    """Before 2.13 Dynamo replays a recorded deletion as ``del obj.key``: the same as
+    ``del obj.__dict__[key]`` for ``object.__delattr__``, and for ``nn.Module.__delattr__``
+    where :func:`order_module_deletion` can order the replay (it then guards and reorders).
+    False for any other ``__delattr__``: the caller graph-breaks."""
+    delattr_ = inspect.getattr_static(type(obj.value), "__delattr__", None)
+    if delattr_ is object.__delattr__:
+        return True
+    import torch
+
+    return delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key)

@@ -30,13 +30,21 @@ def _record(release):
         return json.load(fh)
 
 
-def test_measured_releases_are_the_pinned_ones():
-    pins = set()
+def _pins():
+    """{torch release: the tensordict pip pairs with it}, from requirements/torch-<minor>.txt."""
+    pins = {}
     for path in glob.glob(os.path.join(ROOT, "requirements", "torch-*.txt")):
         with open(path) as fh:
-            found = re.search(r"^torch==(\S+)", fh.read(), re.M)
-        pins.add(found.group(1))
-    assert set(MEASURED) <= pins, set(MEASURED) - pins
+            text = fh.read()
+        pins[re.search(r"^torch==(\S+)", text, re.M).group(1)] = re.search(r"^tensordict==(\S+)", text, re.M).group(1)
+    return pins
+
+
+_PINS = _pins()
+
+
+def test_measured_releases_are_the_pinned_ones():
+    assert set(MEASURED) <= set(_PINS), set(MEASURED) - set(_PINS)
     records = {os.path.basename(p)[: -len(".json")] for p in glob.glob(os.path.join(MATRIX, "*.json"))}
     assert records == set(MEASURED), f"records without a MEASURED entry or the reverse: {records ^ set(MEASURED)}"
 
@@ -88,7 +96,7 @@ def _own(patch, by_name):
 def _alone_failing(patch, release, by_name):
     """Cases listing ``patch`` and nothing beyond its needs that fail unpatched on ``release``."""
     own = _own(patch, by_name)
-    td = "0.6.2" if release.startswith("2.5.") else "0.7.2" if release.startswith("2.6.") else "0.15.3"
+    td = _PINS[release]
     return [c for c in CASES.values() if patch.name in c.patches and set(c.patches) <= own and c.runs_on(release)
             and c.expected_unpatched(release, td) != "ok"]
 

@@ -35,8 +35,7 @@ Everything else is Dynamo's own code.
 
 from __future__ import annotations
 
-import inspect
-
+from ..dynamo_api import const_str
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -51,14 +50,6 @@ def _owner(instance):
     return getattr(getattr(instance, "items", None), "item", None)
 
 
-def _const_str(vt):
-    if vt.is_python_constant():
-        value = vt.as_python_constant()
-        if isinstance(value, str):
-            return value
-    return None
-
-
 def _written_keys(name, args, kwargs):
     """The constant keys a write stores, or None when it cannot be told here."""
     if name == "update":
@@ -67,29 +58,15 @@ def _written_keys(name, args, kwargs):
             if len(args) != 1 or not hasattr(args[0], "items") or not isinstance(args[0].items, dict):
                 return None
             for hashable in args[0].items:
-                key = _const_str(getattr(hashable, "vt", hashable))
+                key = const_str(getattr(hashable, "vt", hashable))
                 if key is None:
                     return None
                 keys.append(key)
         return keys
     if kwargs or not args:
         return None
-    key = _const_str(args[0])
+    key = const_str(args[0])
     return None if key is None else [key]
-
-
-def _replays_as_deletion(tx, obj, cls, key) -> bool:
-    """Does ``del obj.key`` (Dynamo's replay) do what ``del obj.__dict__[key]`` did? Yes for
-    ``object.__delattr__``; for ``nn.Module.__delattr__`` where the module's deletion can be
-    replayed before its bookkeeping dicts' updates (:func:`tdcompat.dynamo_api.order_module_deletion`)."""
-    delattr_ = inspect.getattr_static(cls, "__delattr__", None)
-    if delattr_ is object.__delattr__:
-        return True
-    import torch
-
-    from ..dynamo_api import order_module_deletion
-
-    return delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key)
 
 
 @fail_safe(NAME)
@@ -125,10 +102,10 @@ def _call_method(wrapped, instance, args, kwargs):
 
     if call_kwargs or not call_args or len(call_args) > (2 if name == "pop" else 1):
         return DEFER
-    key = _const_str(call_args[0])
+    key = const_str(call_args[0])
     if key is None:
         return DEFER
-    from ..dynamo_api import instance_dict_contains, raise_observed
+    from ..dynamo_api import deletion_replays_as_recorded, instance_dict_contains, raise_observed
 
     present = instance_dict_contains(tx, obj, key)
     if present is None:
@@ -139,8 +116,7 @@ def _call_method(wrapped, instance, args, kwargs):
         effects_begin()
         raise_observed(KeyError, tx, f"{obj}.__dict__.{name}({key!r})")
     if obj.source is not None:
-        cls = type(value)
-        if is_data_descriptor(cls, key) or not _replays_as_deletion(tx, obj, cls, key):
+        if is_data_descriptor(type(value), key) or not deletion_replays_as_recorded(tx, obj, key):
             graph_break("__dict__ deletion replayed through the class", f"del {obj}.__dict__[{key!r}]",
                         f"Dynamo replays the deletion as `del obj.{key}`, which runs "
                         f"{type(value).__qualname__}'s descriptor or __delattr__")

@@ -96,7 +96,7 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..dynamo_api import made_in_frame, order_module_deletion
+from ..dynamo_api import const_str, is_data_descriptor, made_in_frame, order_module_deletion
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -158,27 +158,6 @@ def _realize(vt):
     return realize() if realize is not None else vt
 
 
-def _const_str(vt):
-    try:
-        if vt.is_python_constant():
-            value = vt.as_python_constant()
-            if isinstance(value, str):
-                return value
-    except Exception:  # noqa: BLE001 - not a constant
-        pass
-    return None
-
-
-def _is_data_descriptor(value, key) -> bool:
-    import inspect
-
-    attr = inspect.getattr_static(type(value), key, None)
-    if attr is None:
-        return False
-    kind = type(attr)
-    return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
-
-
 def _guard_contains(tx, obj, key, present) -> None:
     """Guard that ``key in obj.__dict__`` stays ``present`` (input objects only)."""
     source = getattr(obj, "source", None)
@@ -198,7 +177,7 @@ def _has_key(tx, obj, key) -> bool:
 
 
 def _check_key(tx, obj, key) -> None:
-    if _is_data_descriptor(obj.value, key):
+    if is_data_descriptor(type(obj.value), key):
         from ..dynamo_api import graph_break
 
         graph_break(
@@ -211,21 +190,16 @@ def _check_key(tx, obj, key) -> None:
 
 def _check_delete(tx, obj, key) -> None:
     """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
-    when ``__delattr__`` is object's, or ``nn.Module.__delattr__`` under the conditions of
-    :func:`tdcompat.dynamo_api.order_module_deletion`. Anything else graph-breaks."""
+    when ``__delattr__`` is object's, or ``nn.Module.__delattr__`` on a module tracker under the
+    conditions of :func:`tdcompat.dynamo_api.order_module_deletion`. Anything else graph-breaks."""
     import inspect
 
-    from ..dynamo_api import graph_break
+    from ..dynamo_api import deletion_replays_as_recorded, graph_break
 
     value = obj.value
-    delattr_ = inspect.getattr_static(type(value), "__delattr__", None)
-    if delattr_ is object.__delattr__:
+    plain = inspect.getattr_static(type(value), "__delattr__", None) is object.__delattr__
+    if (plain or type(obj) in _module_types()) and deletion_replays_as_recorded(tx, obj, key):
         return
-    if type(obj) in _module_types():
-        import torch
-
-        if delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key):
-            return
     graph_break(
         "__dict__ deletion on an object with a custom __delattr__",
         f"del {obj}.__dict__[{key!r}]",
@@ -281,7 +255,7 @@ def _read(tx, obj, key):
     side_effects = tx.output.side_effects
     if side_effects.has_pending_mutation_of_attr(obj, key):
         return side_effects.load_attr(obj, key)
-    if not _is_data_descriptor(obj.value, key):
+    if not is_data_descriptor(type(obj.value), key):
         return obj.var_getattr(tx, key)
     source = getattr(obj, "source", None)
     if source is None:
@@ -304,7 +278,7 @@ def _handle_read(tx, obj, name, call_args, call_kwargs):
 
     if call_kwargs or not call_args:
         return DEFER
-    key = _const_str(call_args[0])
+    key = const_str(call_args[0])
     if key is None:
         return DEFER
     if name == "__contains__":
@@ -341,7 +315,7 @@ def _update_items(tx, args, kwargs):
         if type(other) is not variables.ConstDictVariable:
             return None
         for hashable, value in other.items.items():
-            key = _const_str(getattr(hashable, "vt", hashable))
+            key = const_str(getattr(hashable, "vt", hashable))
             if key is None:
                 return None
             items.append((key, value))
@@ -366,8 +340,8 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     if name == "__setitem__" and _native_setitem():
         # Dynamo's own __setitem__ (2.7+) records a store that a later `obj.key` returns even where
         # a data descriptor (a property) wins in CPython (silently wrong on 2.8-2.11): those only.
-        key = _const_str(call_args[0]) if len(call_args) == 2 and not call_kwargs else None
-        if key is None or not _is_data_descriptor(obj.value, key):
+        key = const_str(call_args[0]) if len(call_args) == 2 and not call_kwargs else None
+        if key is None or not is_data_descriptor(type(obj.value), key):
             return DEFER
         _check_key(tx, obj, key)
     from torch._dynamo import variables
@@ -391,7 +365,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 
     if call_kwargs or not call_args:
         return DEFER
-    key = _const_str(call_args[0])
+    key = const_str(call_args[0])
     if key is None:
         return DEFER
 
@@ -491,7 +465,7 @@ def _call_getattr(wrapped, instance, args, kwargs):
     tx, obj, name_var = args
     if type(obj) not in _module_types():
         return DEFER
-    name = _const_str(name_var)
+    name = const_str(name_var)
     return DEFER if name is None else _deleted_module_attr(tx, obj, name)
 
 

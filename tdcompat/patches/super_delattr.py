@@ -88,7 +88,7 @@ def _call_method(wrapped, instance, args, kwargs):
     store = getattr(side_effects, "store_instance_dict_attr", None)
     if store is None and not _replay_is_plain(cls):
         return DEFER
-    from ..dynamo_api import guard_deletion_replay, instance_dict_contains, order_module_deletion, raise_observed
+    from ..dynamo_api import deletion_replays_as_recorded, guard_deletion_replay, instance_dict_contains, raise_observed
 
     present = instance_dict_contains(tx, obj, key)
     if present is None:
@@ -97,7 +97,9 @@ def _call_method(wrapped, instance, args, kwargs):
     if not present:
         raise_observed(AttributeError, tx, f"super().__delattr__({key!r}) on {cls.__qualname__}")
     guard_deletion_replay(tx, obj, key)
-    if store is None and _replays_through_module_delattr(cls) and not order_module_deletion(tx, obj, key):
+    # Before 2.13: `del m.x; m.x = Module()` lost the submodule and kept the stale attribute
+    # (the deletion replayed after the bookkeeping dicts' update), with and without tdcompat.
+    if store is None and not deletion_replays_as_recorded(tx, obj, key):
         from ..dynamo_api import graph_break
 
         graph_break("module deletion replay", f"del {obj}.{key}",
@@ -106,16 +108,6 @@ def _call_method(wrapped, instance, args, kwargs):
     (store or side_effects.store_attr)(obj, key, DeletedVariable())
     return ConstantVariable.create(None)
 
-
-def _replays_through_module_delattr(cls: type) -> bool:
-    """``del m.name`` replayed before 2.13 runs ``nn.Module.__delattr__``, which looks into the
-    bookkeeping dicts *at replay time*: ``del m.x; m.x = Module()`` (2.5-2.12) lost the submodule
-    and kept the stale instance attribute (silently wrong without tdcompat, too)."""
-    import inspect
-
-    import torch
-
-    return inspect.getattr_static(cls, "__delattr__", None) is torch.nn.Module.__delattr__
 
 
 PATCH = Patch(
