@@ -317,13 +317,26 @@ def delete_maybe_missing(o, x):
     return deleted, x + 1  # (no hasattr: its guard would hide the missing one)
 
 
-def delete_missing_new_object(x):
-    o = Plain()
-    try:
-        del o.b
-    except AttributeError:
-        return x - 1
-    return x + 1
+def _delete_missing_new(cls):
+    def delete_missing_new(x):
+        o = cls()
+        try:
+            del o.b
+        except AttributeError:
+            return x - 1
+        return x + 1
+
+    return delete_missing_new
+
+
+class PlainCtx(Plain):
+    """Made in the frame, Dynamo wraps it as a context manager (GenericContextWrappingVariable)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 CASES = CASES + (
@@ -334,9 +347,12 @@ CASES = CASES + (
           "the same on a MutableMapping passed in",
           unpatched=(Expect("<2.6", GRAPH_BREAK), Expect(">=2.6", WRONG_RESULT)),
           patches=("delattr-missing", "mutable-mapping-setattr")),
-    _case("delattr_missing_new_object", delete_missing_new_object, lambda: (torch.randn(3),),
+    _case("delattr_missing_new_object", _delete_missing_new(Plain), lambda: (torch.randn(3),),
           "`del o.b` on an object made in the frame that never had b",
           unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("delattr-missing",)),  # measured: 2.12.1 too
+    _case("delattr_missing_new_context_manager", _delete_missing_new(PlainCtx), lambda: (torch.randn(3),),
+          "the same on an object made in the frame whose class has __enter__/__exit__ (a TensorDict; fuzzer seed 3)",
+          unpatched=(Expect("<2.13", WRONG_RESULT),), patches=("delattr-missing",)),
 )
 
 

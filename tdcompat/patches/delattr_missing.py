@@ -17,7 +17,9 @@ the instance dictionary: a store or deletion made earlier in the frame, else the
 real ``obj.__dict__`` of an object passed in, decided under a ``DICT_CONTAINS``
 guard. Absent: raise ``AttributeError`` in the trace (a graph break on 2.5, whose
 ``raise_observed_exception`` cannot be called from here). Present: Dynamo's own
-deletion, unchanged. Modules (``nn.Module.__delattr__``), classes with a custom
+deletion, unchanged. An object made in the frame whose class has ``__enter__``
+and ``__exit__`` (a ``TensorDict``) is a ``GenericContextWrappingVariable``, a
+``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3). Modules (``nn.Module.__delattr__``), classes with a custom
 ``__delattr__``, descriptors and ``__slots__`` defer to Dynamo.
 """
 
@@ -38,11 +40,12 @@ def _call_delattr(wrapped, instance, args, kwargs):
     if len(args) != 3 or kwargs:
         return DEFER
     tx, obj, name_var = args
+    from torch._dynamo.variables.ctx_manager import GenericContextWrappingVariable
     from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
 
     realize = getattr(obj, "realize", None)
     obj = realize() if realize is not None else obj
-    if type(obj) not in (UserDefinedObjectVariable, MutableMappingVariable):
+    if type(obj) not in (UserDefinedObjectVariable, MutableMappingVariable, GenericContextWrappingVariable):
         return DEFER
     if not name_var.is_python_constant() or not isinstance(name_var.as_python_constant(), str):
         return DEFER
