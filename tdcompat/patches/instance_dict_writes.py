@@ -450,9 +450,13 @@ def _deleted_module_attr(tx, obj, name):
 
 def _call_getattr_gate(wrapped, instance, args, kwargs):
     """What is installed on ``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver
-    that is not a module tracker goes straight to Dynamo (one type test, once the kinds are loaded)."""
-    kinds = _cache.get("module_types")
-    if kinds is not None and len(args) == 3 and type(args[1]) not in kinds:
+    that is not a module tracker goes straight to Dynamo (one type test and no call, once the
+    kinds are loaded; before that, or for an odd call, the handler decides)."""
+    try:
+        other = type(args[1]) not in _cache["module_types"]
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
         return wrapped(*args, **kwargs)
     return _call_getattr(wrapped, instance, args, kwargs)
 
@@ -467,6 +471,19 @@ def _call_getattr(wrapped, instance, args, kwargs):
         return DEFER
     name = const_str(name_var)
     return DEFER if name is None else _deleted_module_attr(tx, obj, name)
+
+
+def _module_var_getattr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``UnspecializedNNModuleVariable.var_getattr`` (every attribute
+    read of a module): a frame that has stored no attribute on any object cannot have
+    deleted one, so the call goes straight to Dynamo after one dict truth test."""
+    try:
+        pending = args[0].output.side_effects.store_attr_mutations
+    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
+        pending = True
+    if not pending:
+        return wrapped(*args, **kwargs)
+    return _module_var_getattr(wrapped, instance, args, kwargs)
 
 
 @fail_safe("instance-dict-writes")
@@ -494,7 +511,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr_gate,
                params=("tx", "obj", "name_var")),
         Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
-               _module_var_getattr, params=("tx", "name")),
+               _module_var_getattr_gate, params=("tx", "name")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
