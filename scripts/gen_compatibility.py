@@ -15,6 +15,9 @@ RANK = {"ok": 0, "skipped": 1, "wrong_result": 3, "graph_break": 2, "eager_error
 SHORT = {"ok": "ok", "graph_break": "break", "wrong_result": "WRONG", "eager_error": "eager error", "skipped": "n/a"}
 
 
+sys.path.insert(0, ROOT)
+
+
 def worst(per_backend: dict) -> str:
     outcomes = [r["outcome"] for r in per_backend.values()] or ["missing"]
     return max(outcomes, key=lambda o: RANK.get(o, 9))
@@ -59,15 +62,29 @@ def main() -> int:
     lines += ["", "Every torch minor release from 2.5 to 2.15 is recorded (latest patch release of each).",
               "", "## Patches per release", "", "| patch | range | " + " | ".join(h.split("<br>")[0] for h in heads) + " |",
               "|---|---|" + "---|" * len(records)]
-    names = [s["name"] for s in records[-1]["status"]]
-    for name in names:
+    from packaging.specifiers import SpecifierSet
+
+    from tdcompat.patches import ALL_PATCHES
+
+    for patch in ALL_PATCHES:  # the ranges are the registry's; a record that says otherwise is shown
         row = []
-        rng = ""
         for r in records:
-            st = next((s for s in r["status"] if s["name"] == name), None)
-            rng = st["torch"] if st else rng  # the newest record states the current range
-            row.append({"applied": "**applied**", "not needed": "–"}.get(st["state"], st["state"]) if st else "?")
-        lines.append(f"| `{name}` | `{rng}` | " + " | ".join(row) + " |")
+            inside = SpecifierSet(patch.torch).contains(Version(r["versions"]["torch"]).base_version)
+            st = next((s["state"] for s in r["status"] if s["name"] == patch.name), None)
+            state = st if st not in (None, "applied", "not needed") else ("applied" if inside else "not needed")
+            row.append({"applied": "**applied**", "not needed": "–"}.get(state, state))
+        lines.append(f"| `{patch.name}` | `{patch.torch}` | " + " | ".join(row) + " |")
+    lines += ["", "## Dynamo methods tdcompat wraps", "",
+              "One wrapper per method, owned by the installer (`tdcompat/installer.py`); where several patches "
+              "handle one method, their handlers run in this order, each passing on what it does not handle. "
+              "At run time `tdcompat.installer.wrapped_methods()` lists what this torch has wrapped.", "",
+              "| method | patches (range) |", "|---|---|"]
+    methods: dict = {}
+    for patch in ALL_PATCHES:
+        for target in patch.targets:
+            methods.setdefault(target.qualname, []).append(f"`{patch.name}` (`{patch.torch}`)")
+    for qualname in sorted(methods):
+        lines.append(f"| `{qualname}` | " + ", ".join(methods[qualname]) + " |")
     out = os.path.join(ROOT, "docs", "compatibility.md")
     with open(out, "w") as fh:
         fh.write("\n".join(lines) + "\n")

@@ -1,10 +1,17 @@
-"""Installing and removing one patch's wrappers, exactly.
+"""Installing and removing patches' handlers on Dynamo's methods, exactly.
 
 Resolution happens before anything changes: a patch whose targets or
 requirements are missing raises :class:`NotApplicable` and leaves torch as it
-was. Installation stores the attribute found in the owning class's own
-``__dict__`` (or its absence) and revert puts back that very object (or deletes
-the wrapper), so a reverted class is byte-for-byte what it was.
+was. The installer owns one wrapper per Dynamo method: a patch declares a
+handler for a method (its :class:`~tdcompat.spec.Target`), and the wrapper calls
+the handlers of the patches applied to it in the order they were applied, each
+handler's ``wrapped`` being the next handler and the last one's Dynamo's
+method, so a handler that defers passes the call on. One handler is installed
+as it is (no dispatch cost). The first install on a method stores the attribute
+found in the owning class's own ``__dict__`` (or its absence) and the last
+uninstall puts back that very object (or deletes the wrapper), so a class with
+no patch left on it is byte-for-byte what it was. :func:`wrapped_methods` says
+what is wrapped now and by which patches.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import wrapt
 
@@ -27,10 +34,59 @@ class NotApplicable(Exception):
 
 @dataclasses.dataclass
 class Installed:
+    """One patch's handler on one method (what :func:`uninstall` takes back)."""
+
     owner: type
     attribute: str
+    patch: str
+
+
+@dataclasses.dataclass
+class _Method:
+    """A Dynamo method tdcompat wraps: the one wrapper on it and the handlers it calls."""
+
+    owner: type
+    attribute: str
+    qualname: str
     original: Any  # the owner's own __dict__ entry, or _MISSING
-    wrapper: Any
+    raw: Any  # what the wrapper wraps (the original, or the inherited method)
+    handlers: List[Tuple[str, Any]]  # (patch name, handler), in the order applied
+    wrapper: Any = None
+
+    def install(self) -> None:
+        self.wrapper = wrapt.FunctionWrapper(self.raw, _chain([h for _, h in self.handlers]))
+        setattr(self.owner, self.attribute, self.wrapper)
+
+    def restore(self) -> None:
+        if self.original is _MISSING:
+            if self.attribute in vars(self.owner):
+                delattr(self.owner, self.attribute)
+        else:
+            setattr(self.owner, self.attribute, self.original)
+
+
+_METHODS: Dict[Tuple[type, str], _Method] = {}
+
+
+def _chain(handlers: List[Any]) -> Any:
+    """One wrapper calling ``handlers`` in turn: each one's ``wrapped`` is the rest."""
+    first, rest = handlers[0], handlers[1:]
+    if not rest:
+        return first
+    inner = _chain(rest)
+
+    def dispatch(wrapped, instance, args, kwargs):
+        def next_handler(*a, **k):
+            return inner(wrapped, instance, a, k)
+
+        return first(next_handler, instance, args, kwargs)
+
+    return dispatch
+
+
+def wrapped_methods() -> Dict[str, List[str]]:
+    """Every Dynamo method tdcompat wraps now -> the patches handling it, in call order."""
+    return {method.qualname: [name for name, _ in method.handlers] for method in _METHODS.values()}
 
 
 def resolve(path: str) -> Any:
@@ -105,9 +161,13 @@ def install(patch: Patch) -> List[Installed]:
         resolve(requirement)
     installed: List[Installed] = []
     for target, owner, own, raw in prepared:
-        wrapper = wrapt.FunctionWrapper(raw, target.wrapper)
-        setattr(owner, target.attribute, wrapper)
-        installed.append(Installed(owner, target.attribute, own, wrapper))
+        method = _METHODS.get((owner, target.attribute))
+        if method is None:
+            method = _METHODS[owner, target.attribute] = _Method(
+                owner, target.attribute, target.qualname, own, raw, [])
+        method.handlers.append((patch.name, target.wrapper))
+        method.install()
+        installed.append(Installed(owner, target.attribute, patch.name))
     _drop_bound_handlers(entry.owner for entry in installed)
     return installed
 
@@ -132,12 +192,16 @@ def uninstall(installed: List[Installed]) -> Optional[str]:
     """Restore what :func:`install` replaced; returns a note if someone re-wrapped on top."""
     note = None
     for entry in reversed(installed):
-        if vars(entry.owner).get(entry.attribute, _MISSING) is not entry.wrapper:
+        method = _METHODS.get((entry.owner, entry.attribute))
+        if method is None:
+            continue
+        if vars(entry.owner).get(entry.attribute, _MISSING) is not method.wrapper:
             note = f"{entry.owner.__name__}.{entry.attribute} was replaced by someone else after tdcompat patched it"
-        if entry.original is _MISSING:
-            if entry.attribute in vars(entry.owner):
-                delattr(entry.owner, entry.attribute)
+        method.handlers = [(name, h) for name, h in method.handlers if name != entry.patch]
+        if method.handlers:
+            method.install()
         else:
-            setattr(entry.owner, entry.attribute, entry.original)
+            method.restore()
+            del _METHODS[entry.owner, entry.attribute]
     _drop_bound_handlers(entry.owner for entry in installed)
     return note

@@ -76,14 +76,6 @@ class Registry:
             if patch.name in patches:
                 raise ValueError(f"duplicate patch name {patch.name!r}")
             patches[patch.name] = patch
-        # Two entries wrapping one method could not be reverted independently.
-        owners: Dict[tuple, str] = {}
-        for patch in patches.values():
-            for target in patch.targets:
-                key = (target.module, target.owner, target.attribute)
-                if key in owners:
-                    raise ValueError(f"patches {owners[key]!r} and {patch.name!r} both wrap {target.qualname}")
-                owners[key] = patch.name
         self._order_ = _dependency_order(patches)
         self._patches_ = patches
         self._states = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in patches}

@@ -7,6 +7,7 @@ exercise exactly the code paths of real patches without touching Dynamo.
 import sys
 import threading
 import types
+import warnings
 
 import pytest
 
@@ -40,6 +41,10 @@ def target_module():
     originals = {k: dict(vars(c)) for k, c in (("Base", Base), ("Child", Child), ("Other", Other))}
     yield module
     del sys.modules[MODULE]
+    from tdcompat import installer
+
+    for key in [k for k in installer._METHODS if k[0] in (Base, Child, Other)]:  # a test that did not revert
+        del installer._METHODS[key]
     for name, klass in (("Base", Base), ("Child", Child), ("Other", Other)):  # undo whatever a test left
         for attr in set(vars(klass)) - set(originals[name]):
             delattr(klass, attr)
@@ -48,12 +53,18 @@ def target_module():
                 setattr(klass, attr, value)
 
 
-@fail_safe("double")
-def shout(wrapped, instance, args, kwargs):
-    (name,) = args
-    if name != "x":
-        return DEFER
-    return "HELLO X"
+def answering(patch_name, match, reply):
+    """A patch-shaped handler: ``reply`` for the argument ``match``, DEFER for any other."""
+
+    @fail_safe(patch_name)
+    def handler(wrapped, instance, args, kwargs):
+        (name,) = args
+        return reply if name == match else DEFER
+
+    return handler
+
+
+shout = answering("double", "x", "HELLO X")
 
 
 @fail_safe("double-broken")
@@ -257,9 +268,48 @@ def test_duplicate_names_rejected():
         Registry([make(), make()])
 
 
-def test_two_patches_may_not_wrap_one_method():
-    with pytest.raises(ValueError, match="both wrap"):
-        Registry([make("double"), make("double-too")])
+def test_two_patches_on_one_method_share_one_wrapper():
+    """The installer owns the wrapper: each patch's handler runs in the order applied, one
+    that defers passes the call on, and each patch reverts alone."""
+    from tdcompat.installer import wrapped_methods
+
+    original = vars(Base)["greet"]
+    reg = Registry([make("double"), make("quiet", handler=answering("quiet", "y", "psst y"))])
+    reg.apply("double", strict=False)
+    alone = vars(Base)["greet"]
+    reg.apply("quiet", strict=False)
+    assert wrapped_methods()[f"{MODULE}.Base.greet"] == ["double", "quiet"]
+    assert [Base().greet(n) for n in "xyz"] == ["HELLO X", "psst y", "hello z"]
+    assert reg.revert("double", "t")
+    assert [Base().greet(n) for n in "xyz"] == ["hello x", "psst y", "hello z"]
+    assert wrapped_methods()[f"{MODULE}.Base.greet"] == ["quiet"]
+    assert vars(Base)["greet"] is not alone
+    assert reg.revert("quiet", "t")
+    assert vars(Base)["greet"] is original and f"{MODULE}.Base.greet" not in wrapped_methods()
+
+
+def test_a_later_handler_failing_after_the_first_deferred_falls_back_once():
+    """The fail-safe of each handler holds inside the chain: ``broken`` runs second, fails
+    before any effect, and Dynamo's method (the original here) runs once."""
+    calls = []
+
+    class Counting(Base):
+        def greet(self, name):
+            calls.append(name)
+            return f"hello {name}"
+
+    sys.modules[MODULE].Counting = Counting
+    reg = Registry([make("double", owner="Counting"), make("double-broken", owner="Counting", handler=broken)])
+    reg.apply("double", strict=False)
+    reg.apply("double-broken", strict=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TdcompatWarning)  # reported once per process (see above)
+        assert Counting().greet("z") == "hello z"
+    assert calls == ["z"]
+    assert Counting().greet("x") == "HELLO X" and calls == ["z"]
+    reg.revert("double-broken", "t")
+    reg.revert("double", "t")
+    assert vars(Counting)["greet"] is Counting.__dict__["greet"] and not hasattr(vars(Counting)["greet"], "__wrapped__")
 
 
 # -- patches that need other patches ---------------------------------------------------
