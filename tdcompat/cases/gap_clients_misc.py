@@ -136,3 +136,60 @@ CASES = CASES + (
     Case("clients_dataclass_asdict", DEEPCOPY, dataclass_asdict, _keys, unpatched=(Expect("<2.12", GRAPH_BREAK),),
          torch=">=2.6", doc="dataclasses.asdict of str fields (TorchRL set_keys): ends in copy.deepcopy(field)"),
 )
+
+
+# -- dataclasses functions on 2.5 (dataclasses-inline) and hasattr(type(new object)) (class-hasattr) --
+DATACLASSES = ("dataclasses-inline",)
+CLASS_HASATTR = ("class-hasattr",)
+
+
+def dataclass_fields(x, keys):
+    """dataclasses.fields / is_dataclass / replace of an input dataclass (no deepcopy)."""
+    names = [f.name for f in dataclasses.fields(keys)]
+    return x + len(names), names, dataclasses.is_dataclass(keys), dataclasses.is_dataclass(x)
+
+
+def _other_keys(args):
+    args[1].done = "terminated"
+
+
+def hasattr_type_of_new_object(x):
+    keys = _Keys()
+    return x + 1, hasattr(type(keys), "__dataclass_fields__"), hasattr(type(keys), "missing"), hasattr(_Keys, "done")
+
+
+class Estimator_:
+    """TorchRL's ``ValueEstimatorBase`` keys: ``_tensor_keys`` is None until ``set_keys``."""
+
+    def __init__(self):
+        self._tensor_keys = None
+
+
+def _estimator():
+    return torch.randn(3), Estimator_()
+
+
+def _estimator_with_keys(args):
+    """The second call's estimator already has keys (the ``else`` branch, asdict of an input)."""
+    args[1]._tensor_keys = _Keys(done="terminated")
+
+
+def set_keys(x, est):
+    # torchrl/objectives/value/advantages.py: ValueEstimatorBase.set_keys
+    conf = dataclasses.asdict(_Keys()) if est._tensor_keys is None else dataclasses.asdict(est._tensor_keys)
+    conf.update({"value_target": "target"})  # TorchRL: conf.update(kwargs)
+    est._tensor_keys = _Keys(**conf)
+    return x + len(est._tensor_keys.done), conf
+
+
+CASES = CASES + (
+    Case("clients_dataclass_fields", DATACLASSES, dataclass_fields, _keys, vary=_other_keys,
+         unpatched=(Expect("<2.6", GRAPH_BREAK, detail=r"skip function \w+ in file .*dataclasses\.py"),),
+         doc="dataclasses.fields / is_dataclass on 2.5 (Unsupported: skip function fields in file dataclasses.py)"),
+    Case("clients_hasattr_type_of_new_object", CLASS_HASATTR, hasattr_type_of_new_object, _x,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail="hasattr UserDefinedClassVariable"),),
+         doc="hasattr(type(o), name) for o made in the frame (Unsupported: hasattr UserDefinedClassVariable ...)"),
+    Case("clients_dataclass_set_keys", DEEPCOPY + DATACLASSES + CLASS_HASATTR, set_keys, _estimator,
+         vary=_estimator_with_keys, unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="TorchRL set_keys: asdict of a new or stored keys dataclass, update, a new one stored"),
+)

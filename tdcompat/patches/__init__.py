@@ -29,6 +29,8 @@ _PATCH_MODULES = (
     "module_mapping_dict",
     "enum_class_iter",
     "deepcopy_constant",
+    "dataclasses_inline",
+    "class_hasattr",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -1,0 +1,64 @@
+"""``hasattr(cls, name)`` on a class Dynamo holds without a source (torch 2.5-2.6).
+
+Root cause: ``UserDefinedClassVariable.call_hasattr``
+(torch/_dynamo/variables/user_defined.py) answers only for a class with a
+source (under a ``HASATTR`` guard) and otherwise falls to
+``VariableTracker.call_hasattr``: ``Unsupported: hasattr
+UserDefinedClassVariable __dataclass_fields__``. A class has no source when it
+is ``type(obj)`` of an object made in the frame, which is what
+``dataclasses.asdict`` / ``is_dataclass`` ask about (``hasattr(type(obj),
+"__dataclass_fields__")``): TorchRL's ``set_keys`` on the first call of a loss
+(issue 14). From 2.7 ``type(obj)`` carries the class's source
+(``UserDefinedObjectVariable.cls_source``) and the sourced branch answers.
+
+The fix answers ``hasattr`` from the class itself, as Dynamo already does for
+``getattr`` on a sourceless class (``UserDefinedClassVariable.var_getattr``
+builds the attribute's value without a guard): only for a class whose
+metaclass looks attributes up the standard way (no metaclass
+``__getattribute__``/``__getattr__``), and not for a class the frame has
+mutated.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
+
+NAME = "class-hasattr"
+
+
+@fail_safe(NAME)
+def _call_hasattr(wrapped, instance, args, kwargs):
+    """``UserDefinedClassVariable.call_hasattr(tx, name)``."""
+    if len(args) != 2 or kwargs or instance.source is not None:
+        return DEFER
+    tx, name = args
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.user_defined import UserDefinedClassVariable
+
+    cls = getattr(instance, "value", None)
+    if type(instance) is not UserDefinedClassVariable or not isinstance(cls, type) or not isinstance(name, str):
+        return DEFER
+    meta = type(cls)
+    if meta.__getattribute__ is not type.__getattribute__ or hasattr(meta, "__getattr__"):
+        return DEFER
+    if tx.output.side_effects.is_attribute_mutation(instance):
+        return DEFER
+    return ConstantVariable.create(hasattr(cls, name))
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="Unsupported: hasattr UserDefinedClassVariable __dataclass_fields__ (hasattr on type(obj) of an "
+    "object made in the frame: dataclasses.asdict/is_dataclass, TorchRL's set_keys)",
+    upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_hasattr",
+    mirrors="torch 2.7: type(obj) of a new object keeps its class's source (UserDefinedObjectVariable.cls_source)",
+    torch="<2.7",  # measured: 2.6.0 fails, 2.7.1 passes natively (case hasattr_type_of_new_object)
+    fixed_upstream="2.7: UserDefinedObjectVariable.cls_source gives type(obj) a source",
+    targets=(
+        Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_hasattr", _call_hasattr,
+               params=("tx", "name")),
+    ),
+    requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",),
+    summary="hasattr(type(obj), name) for an object made in the frame answers from the class",
+)

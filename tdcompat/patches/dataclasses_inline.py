@@ -1,0 +1,88 @@
+"""Functions of the ``dataclasses`` module are traced, not skipped (torch 2.5).
+
+Root cause: torch 2.5 lists ``dataclasses`` in ``BUILTIN_SKIPLIST``
+(torch/_dynamo/trace_rules.py), so every call of ``dataclasses.asdict``,
+``fields``, ``replace``, ``is_dataclass`` ... becomes a ``SkipFunctionVariable``
+and a graph break (``skip function asdict in file .../dataclasses.py``). TorchRL's
+value estimators call ``asdict`` in ``set_keys`` on their first call, so every
+loss built with a lazy estimator breaks there 5-7 times (issue 14). Upstream
+removed ``dataclasses`` from the skip list in 2.6 (pytorch/pytorch#141294,
+fixing #141261 and #141158).
+
+The fix does the same for the calls that reach Dynamo: a ``SkipFunctionVariable``
+of a plain function defined in the ``dataclasses`` module itself is inlined as
+a user function would be. What Dynamo cannot trace inside it (the ``dataclass``
+decorator's ``exec``) is a graph break as before; nothing else is touched.
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "dataclasses-inline"
+
+
+def _dataclasses_globals() -> dict:
+    import dataclasses
+
+    return vars(dataclasses)
+
+
+def _is_dataclasses_function(fn) -> bool:
+    import types
+
+    return type(fn) is types.FunctionType and fn.__globals__ is _dataclasses_globals()
+
+
+@fail_safe(NAME)
+def _call_function(wrapped, instance, args, kwargs):
+    """``SkipFunctionVariable.call_function(tx, args, kwargs)``."""
+    fn = getattr(instance, "value", None)
+    if not _is_dataclasses_function(fn) or len(args) != 3 or kwargs:
+        return DEFER
+    tx, call_args, call_kwargs = args
+    from torch._dynamo.variables.functions import UserFunctionVariable
+
+    effects_begin()  # inlines user code
+    return tx.inline_user_function_return(
+        UserFunctionVariable(fn, source=instance.source), list(call_args), dict(call_kwargs))
+
+
+def _check_inlineable(wrapped, instance, args, kwargs):
+    """``InliningInstructionTranslator.check_inlineable(func)`` (a staticmethod, every inlined
+    call): it refuses a function in a skipped file, so the inlining above would be refused
+    too. A ``dataclasses`` function is inlineable; anything else goes straight to Dynamo
+    after one identity test."""
+    try:
+        func = args[0]
+        # UserFunctionVariable: .fn; NestedUserFunctionVariable (a genexpr, a closure): .f_globals
+        found = func.fn.__globals__ if hasattr(func, "fn") else func.f_globals
+        mine = found is _dataclasses_globals()
+    except Exception:  # noqa: BLE001 (neither: not a function of a module)
+        mine = False
+    if not mine:
+        return wrapped(*args, **kwargs)
+    from torch._dynamo.trace_rules import SkipResult
+
+    return SkipResult(False, "tdcompat dataclasses-inline: a dataclasses function (pytorch/pytorch#141294)")
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="Unsupported: 'skip function asdict in file .../dataclasses.py' (any dataclasses function: "
+    "asdict, fields, replace, is_dataclass; TorchRL's ValueEstimatorBase.set_keys)",
+    upstream="torch/_dynamo/trace_rules.py: BUILTIN_SKIPLIST (dataclasses); "
+    "entry: torch/_dynamo/variables/functions.py: SkipFunctionVariable.call_function",
+    mirrors="pytorch/pytorch#141294 (trace through dataclasses, 2.6; fixes #141261, #141158)",
+    torch="<2.6",  # measured: 2.5.1 fails, 2.6.0 passes natively (case dataclasses_asdict_input)
+    fixed_upstream="2.6: dataclasses removed from BUILTIN_SKIPLIST (pytorch/pytorch#141294)",
+    targets=(
+        Target("torch._dynamo.variables.functions", "SkipFunctionVariable", "call_function", _call_function,
+               params=("tx", "args", "kwargs")),
+        Target("torch._dynamo.symbolic_convert", "InliningInstructionTranslator", "check_inlineable",
+               _check_inlineable, params=("func",)),
+    ),
+    requires=("torch._dynamo.variables.functions:UserFunctionVariable", "torch._dynamo.trace_rules:SkipResult"),
+    summary="calls of dataclasses functions (asdict, fields, replace, ...) are traced instead of skipped",
+)
