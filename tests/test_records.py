@@ -107,12 +107,17 @@ def _patches():
     return tdcompat.patches.ALL_PATCHES
 
 
-#: Releases where every case of a patch also needs one of its declared needs that is in range
-#: there, so its failure cannot be told apart from the need's; the range is proven elsewhere.
+#: Releases where every case of a patch also needs another patch that is in range there (one
+#: of its declared needs, or a patch that needs it), so its failure cannot be told apart from
+#: the other's; the range is proven elsewhere.
 EXPLAINED_BY_NEEDS = {
     # Any pattern on an input mapping's __dict__ involves an attribute write, which 2.6-2.8
     # drop without mutable-mapping-setattr; proven alone on 2.9-2.11 and against 2.5/2.12.
     "mapping-dunder-dict": ("2.6.0", "2.7.1", "2.8.0"),
+    # 2.8 graph-breaks on `del m.x` itself (nn.Module.__delattr__), so the only deletion a frame
+    # can make there is remove_from's `del m.__dict__[x]`, which needs instance-dict-writes
+    # (that needs this patch); proven alone on 2.5-2.7, 2.9-2.12 and against 2.13.
+    "module-deleted-attr": ("2.8.0",),
 }
 
 

@@ -19,15 +19,16 @@ from torch import nn
 
 from .harness import GRAPH_BREAK, Case, Expect
 
-BOTH = ("dunder-dict-type", "instance-dict-writes")
+BOTH = ("dunder-dict-type", "instance-dict-writes", "module-deleted-attr")
 
 #: Measured without tdcompat on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0: a graph
 #: break (``isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict))``, ``builtin
-#: isinstance() cannot determine type of argument``); 2.13.0, 2.15.0: ok. 2.12.1 (outside both
-#: patches' range) breaks on the read after the deletion (``Attempted to read a deleted
-#: variable``) with and without tdcompat, so the setattr cases skip it.
+#: isinstance() cannot determine type of argument``); 2.12.1, 2.13.0, 2.15.0: ok.
 _BREAK = (Expect("<2.12", GRAPH_BREAK),)
-_NOT_212 = "!=2.12.*"
+#: The cases that read the attribute back after the deletion also break on 2.12.1 (``Attempted
+#: to read a deleted variable``, with ``dunder-dict-replay`` too): ``module-deleted-attr``.
+_BREAK_READ = (Expect("<2.13", GRAPH_BREAK),)
+
 
 
 class Scale(nn.Module):
@@ -131,13 +132,35 @@ def lazy_estimator(loss, x):
 CASES = (
     Case("module_dict_isinstance", ("dunder-dict-type",), module_isinstance_dict, _holder, unpatched=_BREAK,
          doc="isinstance(m.__dict__, dict) / type(m.__dict__) on an nn.Module passed in"),
-    Case("module_setattr_submodule_over_attr", BOTH, submodule_over_attribute, _holder, unpatched=_BREAK, torch=_NOT_212,
+    Case("module_setattr_submodule_over_attr", BOTH, submodule_over_attribute, _holder, unpatched=_BREAK_READ,
          doc="m.est = Module() over an instance attribute: remove_from deletes it from __dict__, _modules gets it"),
-    Case("module_setattr_parameter_over_attr", BOTH, parameter_over_attribute, _holder_parameter, unpatched=_BREAK, torch=_NOT_212,
+    Case("module_setattr_parameter_over_attr", BOTH, parameter_over_attribute, _holder_parameter, unpatched=_BREAK_READ,
          doc="m.w = nn.Parameter over a plain tensor attribute (register_parameter after remove_from)"),
-    Case("module_setattr_made_in_frame", BOTH, made_in_frame, lambda: (torch.randn(3),), unpatched=_BREAK,
-         torch=_NOT_212,
+    Case("module_setattr_made_in_frame", BOTH, made_in_frame, lambda: (torch.randn(3),), unpatched=_BREAK_READ,
          doc="a module made in the frame whose __init__ sets self.net = None, then self.net = Module()"),
-    Case("module_setattr_lazy_estimator", BOTH, lazy_estimator, _loss, unpatched=_BREAK, torch=_NOT_212,
+    Case("module_setattr_lazy_estimator", BOTH, lazy_estimator, _loss, unpatched=_BREAK_READ,
          doc="TorchRL: the loss's value estimator made by the first call (own __setattr__/__getattr__, property)"),
+)
+
+
+# -- reads after the deletion alone (module-deleted-attr) -------------------------------------
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2
+
+
+def deleted_then_registered(x):
+    """``del m.scale`` then a submodule under that name, on a module made in the frame: ``m.scale``
+    is found by ``nn.Module.__getattr__`` in ``_modules`` (Dynamo reads the deletion record)."""
+    m = Scaled()
+    del m.scale
+    m._modules["scale"] = Scale(3)
+    return hasattr(m, "scale"), m.scale(x), "scale" in m.__dict__
+
+
+CASES = CASES + (
+    Case("module_deleted_then_registered", ("module-deleted-attr",), deleted_then_registered,
+         lambda: (torch.randn(3),), unpatched=_BREAK_READ, torch="!=2.8.*",  # 2.8: `del m.x` breaks natively
+         doc="del m.x then m._modules['x'] = submodule on a module made in the frame: m.x is the submodule"),
 )

@@ -31,6 +31,7 @@ _PATCH_MODULES = (
     "deepcopy_constant",
     "dataclasses_inline",
     "class_hasattr",
+    "module_deleted_attr",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

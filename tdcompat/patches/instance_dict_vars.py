@@ -108,7 +108,9 @@ PATCH = Patch(
         "torch._dynamo.variables.builtin:BuiltinVariable",
         "torch._dynamo.symbolic_convert:InstructionTranslatorBase.push",
     ),
-    # vars(m) is m.__dict__: for an input mapping on 2.6-2.8 a stale copy without it.
-    needs=("mapping-dunder-dict",),
+    # vars(m) is m.__dict__: for an input mapping on 2.6-2.8 a stale copy without it; and
+    # vars(o)[k] for a k a property shadows reads the property without instance-dict-writes'
+    # reads (silently wrong with TDCOMPAT_DISABLE=instance-dict-writes, found by test_dependencies).
+    needs=("mapping-dunder-dict", "instance-dict-writes"),
     summary="vars(obj) on user objects, modules, mappings and context managers is obj.__dict__",
 )

@@ -77,10 +77,8 @@ deletion of an input module as ``del m.name`` *after* the ``_modules``/``_parame
 update, and ``nn.Module.__delattr__`` then deletes the new entry. The deletion is
 recorded only where it replays right (:func:`tdcompat.dynamo_api.order_module_deletion`: the module's
 mutations are moved to replay before its bookkeeping dicts', ``name`` guarded absent
-from them on entry; a module made in the frame has nothing to replay), and a later
-``m.name`` / ``hasattr(m, "name")`` goes through ``__getattr__`` as in CPython
-(``BuiltinVariable.call_getattr`` graph-breaks with ``read deleted attribute``,
-``UserDefinedObjectVariable.var_getattr`` raises ``AttributeError`` instead). Any other
+from them on entry; a module made in the frame has nothing to replay); a later
+``m.name`` going through ``__getattr__`` is ``module-deleted-attr``'s. Any other
 class ``__delattr__`` graph-breaks.
 
 Everything else defers to Dynamo: other receivers (class ``__dict__``,
@@ -96,7 +94,7 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..dynamo_api import const_str, is_data_descriptor, made_in_frame, order_module_deletion
+from ..dynamo_api import const_str, is_data_descriptor
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -406,94 +404,6 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 
 
 
-_MISSING = object()
-
-
-def _deleted_module_attr(tx, obj, name):
-    """``module.name`` after ``name`` was deleted from the module's instance dict in the
-    frame (``remove_from`` above, or ``del module.name``): CPython finds no instance
-    attribute and calls ``__getattr__`` (``nn.Module.__getattr__``: ``_parameters``,
-    ``_buffers``, ``_modules``). Dynamo instead graph-breaks (``read deleted attribute``,
-    ``BuiltinVariable.call_getattr``) or raises ``AttributeError``
-    (``UserDefinedObjectVariable.var_getattr``: ``hasattr`` is silently ``False``).
-    DEFER unless the class has no attribute of that name and ``__getattr__`` is a
-    plain function."""
-    import inspect
-    import types
-
-    if type(obj) not in _module_types() or not isinstance(name, str):
-        return DEFER
-    side_effects = tx.output.side_effects
-    if not side_effects.has_pending_mutation_of_attr(obj, name):
-        return DEFER
-    from torch._dynamo import variables
-
-    if not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), variables.DeletedVariable):
-        return DEFER
-    cls = type(obj.value)
-    if cls.__getattribute__ is not object.__getattribute__ or inspect.getattr_static(cls, name, _MISSING) is not _MISSING:
-        return DEFER
-    import torch
-
-    getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
-    if not isinstance(getattr_fn, types.FunctionType) or not order_module_deletion(tx, obj, name, reorder=False):
-        return DEFER  # a deletion this patch did not order: its replay may be wrong, leave it to Dynamo
-    effects_begin()  # traces user code / reads the bookkeeping dicts under guards
-    if getattr_fn is torch.nn.Module.__getattr__:
-        return obj.manually_trace_nn_module_getattr(tx, name)
-    from torch._dynamo.source import AttrSource
-
-    source = AttrSource(obj.source, "__getattr__") if obj.source is not None else None
-    method = variables.UserMethodVariable(getattr_fn, obj, source=source)
-    return method.call_function(tx, [variables.ConstantVariable.create(name)], {})
-
-
-def _call_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver
-    that is not a module tracker goes straight to Dynamo (one type test and no call, once the
-    kinds are loaded; before that, or for an odd call, the handler decides)."""
-    try:
-        other = type(args[1]) not in _cache["module_types"]
-    except Exception:  # noqa: BLE001
-        other = False
-    if other:
-        return wrapped(*args, **kwargs)
-    return _call_getattr(wrapped, instance, args, kwargs)
-
-
-@fail_safe("instance-dict-writes")
-def _call_getattr(wrapped, instance, args, kwargs):
-    """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)`` (``LOAD_ATTR``, ``getattr``)."""
-    if len(args) != 3 or kwargs:
-        return DEFER
-    tx, obj, name_var = args
-    if type(obj) not in _module_types():
-        return DEFER
-    name = const_str(name_var)
-    return DEFER if name is None else _deleted_module_attr(tx, obj, name)
-
-
-def _module_var_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``UnspecializedNNModuleVariable.var_getattr`` (every attribute
-    read of a module): a frame that has stored no attribute on any object cannot have
-    deleted one, so the call goes straight to Dynamo after one dict truth test."""
-    try:
-        pending = args[0].output.side_effects.store_attr_mutations
-    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
-        pending = True
-    if not pending:
-        return wrapped(*args, **kwargs)
-    return _module_var_getattr(wrapped, instance, args, kwargs)
-
-
-@fail_safe("instance-dict-writes")
-def _module_var_getattr(wrapped, instance, args, kwargs):
-    """``UnspecializedNNModuleVariable.var_getattr(tx, name)`` (``hasattr`` goes through it)."""
-    if len(args) != 2 or kwargs:
-        return DEFER
-    return _deleted_module_attr(args[0], instance, args[1])
-
-
 PATCH = Patch(
     name="instance-dict-writes",
     fixes=(
@@ -504,14 +414,12 @@ PATCH = Patch(
     mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.13)",
     torch="<2.12",  # measured: 2.11.0 fails, 2.12.1 passes natively
     fixed_upstream="2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
+    # A module's `del m.__dict__[k]` (remove_from) recorded here, then `hasattr(m, k)`, would be
+    # silently False without the read through __getattr__.
+    needs=("module-deleted-attr",),
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
-        # Reads of a module attribute deleted from its instance dict in the frame: __getattr__.
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr_gate,
-               params=("tx", "obj", "name_var")),
-        Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
-               _module_var_getattr_gate, params=("tx", "name")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
@@ -525,8 +433,6 @@ PATCH = Patch(
         "torch._dynamo.source:AttrSource",
         "torch._dynamo.variables.builder:VariableBuilder",
         "torch._dynamo.side_effects:SideEffects.load_attr",
-        "torch._dynamo.variables.nn_module:UnspecializedNNModuleVariable.manually_trace_nn_module_getattr",
-        "torch._dynamo.variables:UserMethodVariable",
     ),
     summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules (remove_from), mappings, context managers",
 )
