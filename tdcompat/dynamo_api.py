@@ -157,6 +157,25 @@ def guard_deletion_replay(tx, obj, name: str) -> None:
     guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
 
 
+def refuse_deletion_under_class_attribute(tx, obj, name: str) -> None:
+    """Graph-break before recording the deletion of instance key ``name`` when the class has an
+    attribute of that name: before 2.13 Dynamo answers later reads in the frame from the
+    deletion record (``read deleted attribute``; ``hasattr`` silently ``False``), CPython finds
+    the class attribute. 2.13 models instance-dict deletions (``store_instance_dict_attr``)."""
+    if hasattr(tx.output.side_effects, "store_instance_dict_attr"):
+        return
+    cls = type(getattr(obj, "value", None))
+    if inspect.getattr_static(cls, name, _ABSENT) is not _ABSENT:
+        graph_break(
+            "deletion of an instance key the class also defines",
+            f"{cls.__qualname__}.{name}",
+            "after the deletion CPython reads the class attribute; Dynamo would read the deletion record",
+        )
+
+
+_ABSENT = object()
+
+
 def new_object_kwargs() -> dict:
     """The constructor keyword that marks a list/iterator tracker as made in the frame.
 

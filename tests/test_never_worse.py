@@ -76,6 +76,29 @@ def pop_hidden_present(o, x):
     return o.__dict__.pop("p") * x, o.p
 
 
+def set_then_delete(o, x):
+    """Fuzzer seeds 1004428/1000128 (torch 2.5, seed 1): an attribute the frame adds then deletes.
+    Dynamo decides at compile time, for the first input, whether the replay deletes (unguarded):
+    an input that had ``b`` on entry kept it. ``delattr-missing`` guards the entry state."""
+    o.b = x + 1
+    del o.b
+    return x - 1
+
+
+def update_then_delete(o, x):
+    o.__dict__.update(b=x - 0.5)
+    del o.b
+    return x * 2
+
+
+def delete_then_hasattr_class_key(o, x):
+    """Fuzzer seeds 1000587/1004625: after deleting an instance key the class also has, Dynamo
+    reads its deletion record (``hasattr`` silently False before 2.13); tdcompat breaks."""
+    o.__dict__["c"] = x
+    popped = o.__dict__.pop("c", 3)
+    return popped, hasattr(o, "c"), x + 1
+
+
 def add_then_pop_class_key(o, x):
     """2.12 replays the pop as `del o.c` on an object whose instance dict has no c."""
     o.__dict__["c"] = 3
@@ -114,7 +137,7 @@ OPEN_NATIVE: dict = {}
 PROGRAMS = [
     (fn, cls)
     for fn in (write_hidden_then_read, vars_write_hidden_then_read, setdefault_hidden, pop_hidden_present,
-               add_then_pop_class_key)
+               add_then_pop_class_key, set_then_delete, update_then_delete, delete_then_hasattr_class_key)
     for cls in (Shadowed, ShadowedMapping)
 ] + [(delete_then_register, Scaled), (delattr_then_register, Scaled)]
 

@@ -17,7 +17,11 @@ the instance dictionary: a store or deletion made earlier in the frame, else the
 real ``obj.__dict__`` of an object passed in, decided under a ``DICT_CONTAINS``
 guard. Absent: raise ``AttributeError`` in the trace (a graph break on 2.5, whose
 ``raise_observed_exception`` cannot be called from here). Present: Dynamo's own
-deletion, unchanged. An object made in the frame whose class has ``__enter__``
+deletion, with the input's key presence on entry guarded (Dynamo decides at compile time
+whether the replay deletes: a key the frame added then deleted on an input that had it on a
+later call was left in place; fuzzer seed 1004428) and a graph break where the class has an
+attribute of that name (before 2.13 later reads see the deletion record, not the class
+attribute: ``hasattr`` silently ``False``). An object made in the frame whose class has ``__enter__``
 and ``__exit__`` (a ``TensorDict``) is a ``GenericContextWrappingVariable``, a
 ``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3). Modules (``nn.Module.__delattr__``), classes with a custom
 ``__delattr__``, descriptors and ``__slots__`` defer to Dynamo.
@@ -60,7 +64,15 @@ def _call_delattr(wrapped, instance, args, kwargs):
     from ..dynamo_api import instance_dict_contains
 
     present = instance_dict_contains(tx, obj, name)
-    if present is None or present:
+    if present is None:
+        return DEFER
+    if present:
+        # Dynamo's deletion, but replayed after the graph as decided for this input (guarded),
+        # and not where later reads would miss a class attribute of that name.
+        from ..dynamo_api import guard_deletion_replay, refuse_deletion_under_class_attribute
+
+        refuse_deletion_under_class_attribute(tx, obj, name)
+        guard_deletion_replay(tx, obj, name)
         return DEFER
     from ..dynamo_api import raise_observed
 

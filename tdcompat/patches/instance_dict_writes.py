@@ -230,8 +230,9 @@ def _store(tx, obj, key, value) -> None:
         graph_break("__dict__ write on an untracked object", f"{obj}.__dict__[{key!r}]",
                     "Dynamo does not track attribute mutations of this object")
     if isinstance(value, variables.DeletedVariable):
-        from ..dynamo_api import guard_deletion_replay
+        from ..dynamo_api import guard_deletion_replay, refuse_deletion_under_class_attribute
 
+        refuse_deletion_under_class_attribute(tx, obj, key)
         guard_deletion_replay(tx, obj, key)
     effects_begin()
     if _native_setitem():
