@@ -434,3 +434,36 @@ CASES = CASES + (
          _bag_inputs, unpatched=(Expect(">=2.5", WRONG_RESULT),),
          doc="the same on a MutableMapping passed in"),
 )
+
+
+# -- an attribute read in a try and only passed on (getattr-missing-guard; fuzzer seed 1002356) ----
+def _plain_with_b():
+    o = Plain()
+    o.b = "odd"
+    return o, torch.randn(3)
+
+
+def _drop_b(args):
+    """The second call's object has no ``b``: eager takes the ``except`` branch."""
+    del args[0].b
+
+
+#: Measured: the AttributeError escapes on 2.5.1-2.7.1 and 2.11.0-2.15.0; 2.8.0-2.10.0 guard it.
+_ESCAPED = r"^AttributeError: 'Plain' object has no attribute 'b'"
+
+
+def pass_on_maybe_missing(o, x):
+    out = [x + 1]
+    try:
+        out.append(o.b)  # not used in the graph: Dynamo reads it again after the graph
+    except AttributeError:
+        out.append("AttributeError")
+    return out
+
+
+CASES = CASES + (
+    Case("getattr_passed_on_in_try", ("getattr-missing-guard",), pass_on_maybe_missing, _plain_with_b,
+         vary=_drop_b, unpatched=(Expect("<2.8", GRAPH_BREAK, detail=_ESCAPED), Expect(">=2.11", GRAPH_BREAK, detail=_ESCAPED)),
+         doc="`try: out.append(o.b)`: code compiled for an object with b reads it after the graph, "
+             "outside the try, for one without (AttributeError out of compiled code)"),
+)

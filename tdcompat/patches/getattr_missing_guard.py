@@ -20,18 +20,43 @@ deleted in the frame need no guard.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, replay_error
+from ..wrappers import DEFER, fail_safe, replay, replay_error
 
 NAME = "getattr-missing-guard"
 
 
 def _var_getattr_gate(wrapped, instance, args, kwargs):
     """What is installed: Dynamo's method runs here, once; only an exception reaches
-    the handler (which acts on ``ObservedAttributeError``), raised again as ``wrapped``."""
+    the handler (which acts on ``ObservedAttributeError``), raised again as ``wrapped``.
+    A value read lazily (not realized: no guard yet) inside a ``try`` goes to
+    :func:`_lazy_in_try`; anything else costs one type test."""
     try:
-        return wrapped(*args, **kwargs)
+        result = wrapped(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - the handler says what it is
         return _var_getattr(replay_error(error), instance, args, kwargs)
+    if type(result).__module__ == "torch._dynamo.variables.lazy":
+        return _lazy_in_try(replay(result), instance, args, kwargs)
+    return result
+
+
+@fail_safe(NAME)
+def _lazy_in_try(wrapped, instance, args, kwargs):
+    """An attribute read inside a ``try`` whose value Dynamo only passes on (appended,
+    returned) stays a lazy tracker: no guard says the attribute exists, and the code after
+    the graph reads it again from its source, outside the ``try``. For a later input without
+    it, ``AttributeError`` escapes where eager took the ``except`` branch (silently wrong
+    control flow, 2.5-2.8 and 2.13-2.15; fuzzer seed 1002356). Realizing it here installs
+    the guards of its value (an input without the attribute fails them and recompiles)."""
+    result = wrapped(*args, **kwargs)
+    if type(result).__module__ != "torch._dynamo.variables.lazy" or result.is_realized():
+        return result
+    tx = args[0] if args else None
+    while tx is not None:  # this frame, then the frames it is inlined into
+        # 3.11+: an instruction inside a try (or with) has an exception-table entry
+        if getattr(getattr(tx, "current_instruction", None), "exn_tab_entry", None) or getattr(tx, "block_stack", None):
+            return result.realize()
+        tx = getattr(tx, "parent", None)
+    return result
 
 
 @fail_safe(NAME)
