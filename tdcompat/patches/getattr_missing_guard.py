@@ -34,9 +34,17 @@ def _var_getattr_gate(wrapped, instance, args, kwargs):
         result = wrapped(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - the handler says what it is
         return _var_getattr(replay_error(error), instance, args, kwargs)
-    if type(result).__module__ == "torch._dynamo.variables.lazy":
-        return _lazy_in_try(replay(result), instance, args, kwargs)
-    return result
+    if type(result).__module__ != "torch._dynamo.variables.lazy":
+        return result
+    try:  # inside a try? This frame, then the frames it is inlined into; attribute reads only
+        tx = args[0]
+        while True:
+            # 3.11+: an instruction inside a try (or with) has an exception-table entry
+            if tx.current_instruction.exn_tab_entry or tx.block_stack:
+                return _lazy_in_try(replay(result), instance, args, kwargs)
+            tx = tx.parent
+    except AttributeError:  # the root frame has no parent (or an odd tx: leave it to Dynamo)
+        return result
 
 
 @fail_safe(NAME)
@@ -46,17 +54,10 @@ def _lazy_in_try(wrapped, instance, args, kwargs):
     the graph reads it again from its source, outside the ``try``. For a later input without
     it, ``AttributeError`` escapes where eager took the ``except`` branch (silently wrong
     control flow, 2.5-2.8 and 2.13-2.15; fuzzer seed 1002356). Realizing it here installs
-    the guards of its value (an input without the attribute fails them and recompiles)."""
+    the guards of its value (an input without the attribute fails them and recompiles).
+    The gate sends only lazy results read inside a ``try`` here."""
     result = wrapped(*args, **kwargs)
-    if type(result).__module__ != "torch._dynamo.variables.lazy" or result.is_realized():
-        return result
-    tx = args[0] if args else None
-    while tx is not None:  # this frame, then the frames it is inlined into
-        # 3.11+: an instruction inside a try (or with) has an exception-table entry
-        if getattr(getattr(tx, "current_instruction", None), "exn_tab_entry", None) or getattr(tx, "block_stack", None):
-            return result.realize()
-        tx = getattr(tx, "parent", None)
-    return result
+    return result if result.is_realized() else result.realize()
 
 
 @fail_safe(NAME)
