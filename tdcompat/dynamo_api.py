@@ -189,6 +189,22 @@ def new_object_kwargs() -> dict:
     return {"mutable_local": base.MutableLocal()}
 
 
+def module_tracker_types() -> frozenset:
+    """The trackers of ``nn.Module`` objects whose attributes live in their ``__dict__``
+    (``UnspecializedNNModuleVariable`` and, where it exists, its builtin-module subclass)."""
+    types = _MODULE_TRACKERS.get("types")
+    if types is None:
+        from torch._dynamo.variables import nn_module
+
+        names = ("UnspecializedNNModuleVariable", "UnspecializedBuiltinNNModuleVariable")
+        types = _MODULE_TRACKERS["types"] = frozenset(
+            getattr(nn_module, name) for name in names if hasattr(nn_module, name))
+    return types
+
+
+_MODULE_TRACKERS: dict = {}
+
+
 def build_sourceless(tx, value):
     """A tracker for a constant-like ``value`` reached through something already
     guarded (``VariableTracker.build(tx, value)`` without a source, 2.6 on;

@@ -192,28 +192,17 @@ def _check_delete(tx, obj, key) -> None:
     conditions of :func:`tdcompat.dynamo_api.order_module_deletion`. Anything else graph-breaks."""
     import inspect
 
-    from ..dynamo_api import deletion_replays_as_recorded, graph_break
+    from ..dynamo_api import deletion_replays_as_recorded, graph_break, module_tracker_types
 
     value = obj.value
     plain = inspect.getattr_static(type(value), "__delattr__", None) is object.__delattr__
-    if (plain or type(obj) in _module_types()) and deletion_replays_as_recorded(tx, obj, key):
+    if (plain or type(obj) in module_tracker_types()) and deletion_replays_as_recorded(tx, obj, key):
         return
     graph_break(
         "__dict__ deletion on an object with a custom __delattr__",
         f"del {obj}.__dict__[{key!r}]",
         f"{type(value).__qualname__}.__delattr__ would run when Dynamo replays the deletion",
     )
-
-
-def _module_types():
-    types = _cache.get("module_types")
-    if types is None:
-        from torch._dynamo.variables.nn_module import UnspecializedNNModuleVariable
-
-        types = _cache["module_types"] = frozenset(
-            t for t in _receiver_types() if issubclass(t, UnspecializedNNModuleVariable)
-        )
-    return types
 
 
 def _store(tx, obj, key, value) -> None:

@@ -21,7 +21,7 @@ Split out of ``instance-dict-writes`` (the same wrappers, 2.5-2.11) and extended
 
 from __future__ import annotations
 
-from ..dynamo_api import const_str, order_module_deletion
+from ..dynamo_api import const_str, module_tracker_types, order_module_deletion
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -31,13 +31,10 @@ _cache: dict = {}
 
 
 def _module_types():
+    """:func:`tdcompat.dynamo_api.module_tracker_types`, kept here for the gate's call-free test."""
     types = _cache.get("module_types")
     if types is None:
-        from torch._dynamo.variables import nn_module
-
-        types = _cache["module_types"] = frozenset(
-            getattr(nn_module, name) for name in ("UnspecializedNNModuleVariable", "UnspecializedBuiltinNNModuleVariable")
-            if hasattr(nn_module, name))
+        types = _cache["module_types"] = module_tracker_types()
     return types
 
 
