@@ -7,7 +7,6 @@ exercise exactly the code paths of real patches without touching Dynamo.
 import sys
 import threading
 import types
-import warnings
 
 import pytest
 import torch  # noqa: F401 - activation reads torch.__version__, whichever test runs first
