@@ -224,6 +224,20 @@ def made_in_frame(obj) -> bool:
     return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
 
 
+def inside_try(tx) -> bool:
+    """Is the instruction being traced inside a ``try`` (or ``with``), in this frame or one
+    it is inlined into? 3.11+ marks it with an exception-table entry, older Pythons keep a
+    block stack. A value Dynamo only passes on stays a lazy tracker with no guard, and the
+    code after the graph reads it again outside the ``try``."""
+    try:
+        while True:
+            if tx.current_instruction.exn_tab_entry or tx.block_stack:
+                return True
+            tx = tx.parent
+    except AttributeError:  # the root frame has no parent (or an odd tx: leave it to Dynamo)
+        return False
+
+
 def _realized(vt):
     realize = getattr(vt, "realize", None)
     return realize() if realize is not None else vt

@@ -193,3 +193,66 @@ CASES = CASES + (
          vary=_estimator_with_keys, unpatched=(Expect("<2.12", GRAPH_BREAK),),
          doc="TorchRL set_keys: asdict of a new or stored keys dataclass, update, a new one stored"),
 )
+
+
+# -- hash() of a constant (hash-constant-fold; TensorDictParams.__hash__ on 2.10) --------------
+class Token:
+    """An object only its identity matters for."""
+
+
+class IdHashed(torch.nn.Module):
+    """tensordict 0.14's ``TensorDictParams.__hash__``: the ids of itself and of an object
+    its instance dict holds."""
+
+    def __init__(self):
+        super().__init__()
+        self.__dict__["_param_td"] = Token()
+        self.w = torch.nn.Parameter(torch.ones(3))
+
+    def __hash__(self):
+        return hash((id(self), id(self.__dict__.get("_param_td"))))
+
+
+def hash_constant_tuple(m, x):
+    return hash((3, "a", 2.5, None)), x + 1
+
+
+def call_id_hash(m, x):
+    """The hash is the same expression computed in the frame: True in eager."""
+    return m.__hash__() == hash((id(m), id(m.__dict__.get("_param_td")))), x * m.w
+
+
+class WalksIdHashed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = IdHashed()
+
+
+def walk_parameters(m, x):
+    """``parameters()`` walks ``named_modules()``, whose ``memo`` set hashes each submodule."""
+    for p in m.parameters():
+        x = x + p
+    return x
+
+
+def _id_hashed():
+    return IdHashed(), torch.randn(3)
+
+
+def _walks_id_hashed():
+    return WalksIdHashed(), torch.randn(3)
+
+
+CASES = CASES + (
+    Case("hash_constant_tuple", ("hash-constant-fold",), hash_constant_tuple, _id_hashed,
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="`hash((3, 'a', 2.5, None))`: every argument is a constant"),
+    Case("hash_ids_in_dunder_hash", ("hash-constant-fold",), call_id_hash, _id_hashed,
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="TensorDictParams.__hash__'s `hash((id(self), id(self.__dict__.get('_param_td'))))`"),
+    # 2.5-2.9 never trace the __hash__; 2.11-2.12 refuse the set membership itself ("User-defined
+    # object with overridden __hash__", with tdcompat too); 2.13 on: ok.
+    Case("hash_module_walk", ("hash-constant-fold",), walk_parameters, _walks_id_hashed, torch="<2.11",
+         unpatched=(Expect("==2.10.*", GRAPH_BREAK),),
+         doc="`for p in self.parameters()` over a submodule with that __hash__ (TorchRL's _default_device)"),
+)

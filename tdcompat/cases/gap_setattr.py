@@ -467,3 +467,31 @@ CASES = CASES + (
          doc="`try: out.append(o.b)`: code compiled for an object with b reads it after the graph, "
              "outside the try, for one without (AttributeError out of compiled code)"),
 )
+
+
+# -- a deletion through __dict__ replayed from the compiling input (instance-dict-deletion-guard) ---
+def set_then_pop(o, x):
+    o.b = x + 1
+    return o.__dict__.pop("b", "absent"), x * 2
+
+
+#: Measured on 2.13.0-2.15.0: the replay deletes `b` from an input that had none.
+_REPLAYED_DELETE = r"^KeyError: 'b'"
+#: 2.12 (dunder-dict-replay's range) replays the deletion as `del o.b`.
+_REPLAYED_DELATTR = r"^AttributeError: 'Plain' object has no attribute 'b'"
+
+CASES = CASES + (
+    # 2.13 on: instance-dict deletions (SideEffects.store_instance_dict_attr); 2.12: attribute deletions.
+    Case("dict_pop_after_set_input_gains_key", ("instance-dict-deletion-guard",), set_then_pop, _plain,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`o.b = v; o.__dict__.pop('b', d)` compiled for an object without b, called with one that has it: "
+             "b survives"),
+    Case("dict_pop_after_set_input_loses_key", ("instance-dict-deletion-guard",), set_then_pop, _plain_with_b,
+         vary=_drop_b, torch=">=2.13", unpatched=(Expect(">=2.13", GRAPH_BREAK, detail=_REPLAYED_DELETE),),
+         doc="the same compiled for an object with b, called with one without: KeyError out of compiled code"),
+    Case("dict_pop_after_set_2_12_gains_key", ("dunder-dict-replay",), set_then_pop, _plain, torch="==2.12.*",
+         unpatched=(Expect("==2.12.*", WRONG_RESULT),), doc="the first of these on 2.12"),
+    Case("dict_pop_after_set_2_12_loses_key", ("dunder-dict-replay",), set_then_pop, _plain_with_b,
+         vary=_drop_b, torch="==2.12.*", unpatched=(Expect("==2.12.*", GRAPH_BREAK, detail=_REPLAYED_DELATTR),),
+         doc="the second of these on 2.12"),
+)

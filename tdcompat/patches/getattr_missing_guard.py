@@ -19,6 +19,7 @@ deleted in the frame need no guard.
 
 from __future__ import annotations
 
+from ..dynamo_api import inside_try
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, replay, replay_error
 
@@ -36,15 +37,9 @@ def _var_getattr_gate(wrapped, instance, args, kwargs):
         return _var_getattr(replay_error(error), instance, args, kwargs)
     if type(result).__module__ != "torch._dynamo.variables.lazy":
         return result
-    try:  # inside a try? This frame, then the frames it is inlined into; attribute reads only
-        tx = args[0]
-        while True:
-            # 3.11+: an instruction inside a try (or with) has an exception-table entry
-            if tx.current_instruction.exn_tab_entry or tx.block_stack:
-                return _lazy_in_try(replay(result), instance, args, kwargs)
-            tx = tx.parent
-    except AttributeError:  # the root frame has no parent (or an odd tx: leave it to Dynamo)
-        return result
+    if inside_try(args[0]):
+        return _lazy_in_try(replay(result), instance, args, kwargs)
+    return result
 
 
 @fail_safe(NAME)
