@@ -206,3 +206,42 @@ CASES = CASES + (
          lambda: (torch.randn(3),), unpatched=(Expect("<2.9", GRAPH_BREAK),), torch="<2.9", needs_tensordict=True,
          doc="TensorDictParams(TensorDict(...)) built in the region"),
 )
+
+
+# -- a weak reference read from an input is rebuilt from its own source (weakref-input-source) -------
+WEAKREF_INPUT = ("weakref-input-source",)
+#: Measured without tdcompat: 2.8.0-2.15.0 hand back the referent; 2.5.1-2.7.1 the weak reference.
+WEAKREF_INPUT_WRONG = (Expect(">=2.8", WRONG_RESULT),)
+
+
+def _held_refs():
+    """A holder with a weak reference (with a callback) and a list of them, made before the call."""
+    x, holder, node = _node_inputs()
+    holder.ref = weakref.ref(node, _note_death)
+    holder.refs = [weakref.ref(node), weakref.ref(holder)]
+    return x, holder, node
+
+
+def weakref_input_returned(x, holder, node):
+    return x + 1, holder.ref
+
+
+def weakref_input_list_grown(x, holder, node):
+    # a new list stored: each weak reference looked at (so not a lazy tracker) is rebuilt
+    holder.refs = [r for r in holder.refs if r is not None] + [x * 2]
+    return x - 1
+
+
+def weakref_input_called(x, holder, node):
+    """Control: the referent read through the weak reference (``WeakRefCallSource``)."""
+    return x + holder.ref().value, holder.ref() is node
+
+
+CASES = CASES + (
+    Case("misc_weakref_input_returned", WEAKREF_INPUT, weakref_input_returned, _held_refs,
+         unpatched=WEAKREF_INPUT_WRONG, doc="return holder.ref: a weak reference made before the call"),
+    Case("misc_weakref_input_list_grown", WEAKREF_INPUT, weakref_input_list_grown, _held_refs,
+         unpatched=WEAKREF_INPUT_WRONG, doc="holder.refs = [r for r in holder.refs if r is not None] + [...]: weak references passed in, stored"),
+    Case("misc_weakref_input_called", (), weakref_input_called, _held_refs,
+         doc="control: holder.ref() read in the frame is the referent on every release"),
+)

@@ -18,6 +18,7 @@ _PATCH_MODULES = (
     "dunder_dict_type",
     "input_context_manager",
     "weakref_reconstruct",
+    "weakref_input_source",
     "skipped_module_init",
     "synthetic_type",
     "mutable_mapping_setattr",
