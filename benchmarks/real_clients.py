@@ -288,7 +288,30 @@ class BreakRecorder:
         exc.Unsupported.add_to_stats = add_to_stats
 
 
-def run_compile(name: str, upfront: bool, steps: int, backend: str, tol: float) -> dict:
+def _time_steps(name: str, eager, compiled, reps: int) -> dict:
+    """Steady-state step time (forward + backward, after the measured steps compiled
+    everything): eager and compiled interleaved in one interpreter, ``reps`` rounds, one
+    warm-up; medians and the median of the paired ratios compiled / eager."""
+    import statistics
+
+    import torch
+
+    td = make_data(name, 0, eager)
+    times = {"eager": [], "compiled": []}
+    for rep in range(reps + 1):
+        for label, fn in (("eager", eager), ("compiled", compiled)):
+            torch.manual_seed(200 + rep)
+            t0 = time.perf_counter()
+            _total(fn(td.clone())).backward()
+            if rep:
+                times[label].append(time.perf_counter() - t0)
+    ratios = [c / e for c, e in zip(times["compiled"], times["eager"])]
+    return {"eager": round(statistics.median(times["eager"]), 5),
+            "compiled": round(statistics.median(times["compiled"]), 5),
+            "ratio": round(statistics.median(ratios), 3), "reps": reps}
+
+
+def run_compile(name: str, upfront: bool, steps: int, backend: str, tol: float, time_reps: int = 0) -> dict:
     import torch
     import torch._dynamo
     from torch._dynamo.utils import counters
@@ -348,6 +371,8 @@ def run_compile(name: str, upfront: bool, steps: int, backend: str, tol: float) 
             res["graphs"], res["breaks"] = counting.graphs, _breaks()
             res["break_events"] = list(RECORDER.events)
     res["recompiles"] = sum(per_step_graphs[1:])
+    if "error" not in res and time_reps:
+        res["step_s"] = _time_steps(name, eager, compiled, time_reps)
     res["graphs_per_step"] = per_step_graphs
     res["breaks_total"] = _breaks()
     res["unique_graphs"] = int(counters["stats"]["unique_graphs"])
@@ -420,7 +445,8 @@ def worker(args) -> dict:
     results = {}
     for name in args.losses.split(","):
         entry = {}
-        for part, fn in (("compile", lambda: run_compile(name, args.mode == "upfront", args.steps, args.backend, args.tol)),
+        for part, fn in (("compile", lambda: run_compile(name, args.mode == "upfront", args.steps, args.backend, args.tol,
+                                                        args.time_reps)),
                          ("fullgraph", lambda: run_fullgraph(name, args.mode == "upfront")),
                          ("explain", lambda: run_explain(name, args.mode == "upfront"))):
             if part in args.skip.split(","):
@@ -449,7 +475,7 @@ def run_side(python: str, side: str, mode: str, opts) -> dict:
         env["TDCOMPAT_DISABLE"] = "*"  # belt and braces: the worker does not import tdcompat
     cmd = [python, str(HERE / "real_clients.py"), "--worker", "--side", side, "--mode", mode,
            "--losses", opts.losses, "--steps", str(opts.steps), "--backend", opts.backend,
-           "--tol", str(opts.tol), "--skip", opts.skip]
+           "--tol", str(opts.tol), "--skip", opts.skip, "--time-reps", str(opts.time_reps)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=opts.timeout)
     sys.stderr.write(proc.stderr[-20000:] if opts.verbose else "")
     try:
@@ -482,8 +508,8 @@ def _cell(entry: dict) -> str:
 
 def table(docs) -> str:
     lines = ["| torch | torchrl | mode | loss | graphs/breaks without | with | recompiles w/o, with | "
-             "fullgraph w/o, with | eager-equal w/o, with |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "fullgraph w/o, with | eager-equal w/o, with | step / eager w/o, with |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for doc in docs:
         by = {(r.get("side"), r.get("mode")): r for r in doc["runs"]}
         modes = sorted({r.get("mode") for r in doc["runs"]}, key=MODES.index)
@@ -508,8 +534,12 @@ def table(docs) -> str:
                 def rc(e):
                     return str(e.get("compile", {}).get("recompiles", "-"))
 
+                def st(e):
+                    step = e.get("compile", {}).get("step_s")
+                    return f"{step['ratio']:.2f}" if step else "-"
+
                 lines.append(f"| {doc['torch']} | {doc['torchrl']} | {mode} | {name} | {_cell(a)} | {_cell(b)} | "
-                             f"{rc(a)}, {rc(b)} | {fg(a)}, {fg(b)} | {eq(a)}, {eq(b)} |")
+                             f"{rc(a)}, {rc(b)} | {fg(a)}, {fg(b)} | {eq(a)}, {eq(b)} | {st(a)}, {st(b)} |")
     return "\n".join(lines)
 
 
@@ -562,6 +592,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--backend", default="aot_eager")
     p.add_argument("--tol", type=float, default=1e-5)
+    p.add_argument("--time-reps", type=int, default=0,
+                   help="also time this many steady-state steps, eager and compiled interleaved (0: no timing)")
     p.add_argument("--skip", default="explain", help="comma-separated parts to skip: compile, fullgraph, explain")
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--timeout", type=float, default=3000)
