@@ -103,8 +103,10 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
                 continue
             missing = _missing_need(registry, patch, version)
             if missing is not None:
-                dep, (dep_state, _) = missing
+                dep, (dep_state, dep_reason) = missing
                 reason = f"needs {dep!r} on torch {version}, which is {dep_state.value}"
+                if dep_reason and dep_reason.startswith("needs "):
+                    reason += f": it {dep_reason}"  # name the root: the patch actually switched off
                 if registry.is_applied(name):
                     registry.revert(name, reason)
                 # A dependency the user switched off takes its dependents along quietly;

@@ -238,9 +238,74 @@ def inside_try(tx) -> bool:
         return False
 
 
-def _realized(vt):
-    realize = getattr(vt, "realize", None)
-    return realize() if realize is not None else vt
+#: The module of ``LazyVariableTracker`` (a frame input Dynamo has not looked at yet):
+#: hot gates test ``type(vt).__module__ == LAZY_MODULE`` inline, without a call.
+LAZY_MODULE = "torch._dynamo.variables.lazy"
+
+
+def is_lazy(vt) -> bool:
+    """Is ``vt`` a ``LazyVariableTracker``? A type test, without importing anything."""
+    return type(vt).__module__ == LAZY_MODULE
+
+
+def realize(vt):
+    """The tracker behind ``vt``: a lazy one is realized (which installs its guards),
+    any other tracker is returned as it is."""
+    return vt.realize() if is_lazy(vt) else vt
+
+
+def peek(vt):
+    """``(tracker, None)`` for a tracker already realized (a lazy one's realized tracker),
+    or ``(None, value)`` for a lazy tracker not realized yet: the Python object it stands
+    for, read without realizing it. No guard is installed by peeking, so only a decision
+    that then realizes (and so guards) the tracker may depend on ``value``."""
+    if is_lazy(vt):
+        cache = vt._cache
+        if cache.vt is None:
+            return None, cache.value
+        return cache.vt, None
+    return vt, None
+
+
+def bind_args(args, kwargs, names):
+    """The arguments of a wrapped method, positional or by keyword, in the order of
+    ``names``; None when the call does not fit (the handler then defers)."""
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in bound:
+            return None
+        bound[key] = value
+    if len(bound) != len(names):
+        return None
+    return [bound[n] for n in names]
+
+
+def instance_dict_receiver_types() -> frozenset:
+    """The trackers of objects whose ``__dict__`` is plain attribute storage: user objects,
+    unspecialized modules, ``MutableMapping``s and user context managers (those that exist
+    on this torch)."""
+    types = _RECEIVERS.get("types")
+    if types is None:
+        import importlib
+
+        found = []
+        for module, name in (
+            ("user_defined", "UserDefinedObjectVariable"),
+            ("user_defined", "MutableMappingVariable"),
+            ("nn_module", "UnspecializedNNModuleVariable"),
+            ("nn_module", "UnspecializedBuiltinNNModuleVariable"),
+            ("ctx_manager", "GenericContextWrappingVariable"),
+        ):
+            cls = getattr(importlib.import_module(f"torch._dynamo.variables.{module}"), name, None)
+            if cls is not None:
+                found.append(cls)
+        types = _RECEIVERS["types"] = frozenset(found)
+    return types
+
+
+_RECEIVERS: dict = {}
 
 
 def order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
@@ -281,7 +346,7 @@ def order_module_deletion(tx, obj, key, reorder: bool = True) -> bool:
 
     effects_begin()
     for attr, real in zip(BOOKKEEPING, reals):
-        dict_vt = _realized(obj.var_getattr(tx, attr))
+        dict_vt = realize(obj.var_getattr(tx, attr))
         source = getattr(dict_vt, "source", None)
         if source is None or id(real) not in table:
             graph_break("module __dict__ deletion replay", f"del {obj}.__dict__[{key!r}]", f"{attr} is not tracked")

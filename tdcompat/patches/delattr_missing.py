@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..dynamo_api import is_data_descriptor
+from ..dynamo_api import is_data_descriptor, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -47,8 +47,7 @@ def _call_delattr(wrapped, instance, args, kwargs):
     from torch._dynamo.variables.ctx_manager import GenericContextWrappingVariable
     from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
 
-    realize = getattr(obj, "realize", None)
-    obj = realize() if realize is not None else obj
+    obj = realize(obj)
     if type(obj) not in (UserDefinedObjectVariable, MutableMappingVariable, GenericContextWrappingVariable):
         return DEFER
     if not name_var.is_python_constant() or not isinstance(name_var.as_python_constant(), str):

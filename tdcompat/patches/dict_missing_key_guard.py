@@ -24,7 +24,7 @@ recompile.
 
 from __future__ import annotations
 
-from ..dynamo_api import inside_try
+from ..dynamo_api import LAZY_MODULE, inside_try, realize
 from ..spec import Patch, Target
 from ..wrappers import fail_safe, replay, replay_error
 
@@ -39,7 +39,7 @@ def _getitem_gate(wrapped, instance, args, kwargs):
         result = wrapped(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - the handler says what it is
         return _getitem_raised(replay_error(error), instance, args, kwargs)
-    if type(result).__module__ != "torch._dynamo.variables.lazy" or not inside_try(args[0]):
+    if type(result).__module__ != LAZY_MODULE or not inside_try(args[0]):
         return result
     return _lazy_in_try(replay(result), instance, args, kwargs)
 
@@ -51,7 +51,7 @@ def _lazy_in_try(wrapped, instance, args, kwargs):
     with ``k`` skips the ``except KeyError:`` branch for one without. Realizing the value
     guards it (under ``DictGetItemSource``, which a dict without ``k`` fails)."""
     result = wrapped(*args, **kwargs)
-    return result if result.is_realized() else result.realize()
+    return realize(result)
 
 
 @fail_safe(NAME)

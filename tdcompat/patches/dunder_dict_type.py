@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
-from .instance_dict_writes import _receiver_types
+from ..dynamo_api import instance_dict_receiver_types
 
 NAME = "dunder-dict-type"
 
@@ -88,7 +88,7 @@ def _python_type(wrapped, instance, args, kwargs):
     if type(instance) is not GetAttrVariable:
         return DEFER
     obj = instance.obj
-    if type(obj) not in _receiver_types():
+    if type(obj) not in instance_dict_receiver_types():
         return DEFER
     if not _plain_instance_dict(obj.value):
         return DEFER

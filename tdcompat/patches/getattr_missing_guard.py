@@ -19,7 +19,7 @@ deleted in the frame need no guard.
 
 from __future__ import annotations
 
-from ..dynamo_api import inside_try
+from ..dynamo_api import LAZY_MODULE, inside_try, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, replay, replay_error
 
@@ -35,7 +35,7 @@ def _var_getattr_gate(wrapped, instance, args, kwargs):
         result = wrapped(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - the handler says what it is
         return _var_getattr(replay_error(error), instance, args, kwargs)
-    if type(result).__module__ != "torch._dynamo.variables.lazy":
+    if type(result).__module__ != LAZY_MODULE:
         return result
     if inside_try(args[0]):
         return _lazy_in_try(replay(result), instance, args, kwargs)
@@ -52,7 +52,7 @@ def _lazy_in_try(wrapped, instance, args, kwargs):
     the guards of its value (an input without the attribute fails them and recompiles).
     The gate sends only lazy results read inside a ``try`` here."""
     result = wrapped(*args, **kwargs)
-    return result if result.is_realized() else result.realize()
+    return realize(result)
 
 
 @fail_safe(NAME)

@@ -37,6 +37,7 @@ the object's one side-effect record, and the release-specific bookkeeping of
 
 from __future__ import annotations
 
+from ..dynamo_api import peek, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -107,15 +108,11 @@ def _setup_or_before_with(wrapped, instance, args, kwargs):
     if not stack:
         return DEFER
     receivers, wrapper_cls = _classes()
-    ctx = stack[-1]
-    cache = getattr(ctx, "__dict__", {}).get("_cache")  # a LazyVariableTracker (frame inputs)
-    if cache is not None:
-        if cache.vt is not None:
-            ctx = cache.vt
-        elif _plain_context_manager(type(getattr(cache, "value", None))):
-            ctx = ctx.realize()
-        else:
+    ctx, value = peek(stack[-1])  # a frame input may still be a lazy tracker
+    if ctx is None:
+        if not _plain_context_manager(type(value)):
             return DEFER
+        ctx = realize(stack[-1])
     if type(ctx) not in receivers or not _plain_context_manager(type(ctx.value)):
         return DEFER
     effects_begin()

@@ -94,34 +94,13 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..dynamo_api import const_str, is_data_descriptor
+from ..dynamo_api import bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, realize
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
 _READS = frozenset(("__getitem__", "get", "__contains__"))
 
 _cache: dict = {}
-
-
-def _receiver_types():
-    """The VariableTracker classes whose ``__dict__`` is plain attribute storage."""
-    types = _cache.get("types")
-    if types is None:
-        import importlib
-
-        found = []
-        for module, name in (
-            ("user_defined", "UserDefinedObjectVariable"),
-            ("user_defined", "MutableMappingVariable"),
-            ("nn_module", "UnspecializedNNModuleVariable"),
-            ("nn_module", "UnspecializedBuiltinNNModuleVariable"),
-            ("ctx_manager", "GenericContextWrappingVariable"),
-        ):
-            cls = getattr(importlib.import_module(f"torch._dynamo.variables.{module}"), name, None)
-            if cls is not None:
-                found.append(cls)
-        types = _cache["types"] = frozenset(found)
-    return types
 
 
 def _native_setitem() -> bool:
@@ -135,25 +114,6 @@ def _native_setitem() -> bool:
         params = inspect.signature(UserDefinedObjectVariable.method_setattr_standard).parameters
         native = _cache["native_setitem"] = "directly_update_dict" in params
     return native
-
-
-def _bind(args, kwargs, names):
-    """Positional-or-keyword arguments of the wrapped method, or None."""
-    if len(args) > len(names):
-        return None
-    bound = dict(zip(names, args))
-    for key, value in kwargs.items():
-        if key not in names or key in bound:
-            return None
-        bound[key] = value
-    if len(bound) != len(names):
-        return None
-    return [bound[n] for n in names]
-
-
-def _realize(vt):
-    realize = getattr(vt, "realize", None)
-    return realize() if realize is not None else vt
 
 
 def _guard_contains(tx, obj, key, present) -> None:
@@ -299,7 +259,7 @@ def _update_items(tx, args, kwargs):
     if len(args) > 1:
         return None
     if args:
-        other = _realize(args[0])
+        other = realize(args[0])
         if type(other) is not variables.ConstDictVariable:
             return None
         for hashable, value in other.items.items():
@@ -316,14 +276,14 @@ def _update_items(tx, args, kwargs):
 def _dict_call_method(wrapped, instance, args, kwargs):
     if getattr(instance, "name", None) != "__dict__":
         return DEFER
-    bound = _bind(args, kwargs, ("tx", "name", "args", "kwargs"))
+    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
     if name not in _WRITES and name not in _READS:
         return DEFER
     obj = instance.obj
-    if type(obj) not in _receiver_types():
+    if type(obj) not in instance_dict_receiver_types():
         return DEFER
     if name == "__setitem__" and _native_setitem():
         # Dynamo's own __setitem__ (2.7+) records a store that a later `obj.key` returns even where

@@ -82,7 +82,11 @@ PATCH = Patch(
         "torch._dynamo.side_effects:SideEffects.__contains__",
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable.var_getattr",
     ),
-    needs=("mutable-mapping-setattr",),
+    # The view it returns answers `k in m.__dict__` / `.get` / `[k]` through instance-dict-writes'
+    # guarded reads: without them Dynamo's own has_key_in_generic_dict is unguarded, and a later
+    # input with other keys reuses the first call's answer (silently wrong on 2.8 with
+    # TDCOMPAT_DISABLE=module-deleted-attr, which turns instance-dict-writes off; test_dependencies).
+    needs=("mutable-mapping-setattr", "instance-dict-writes"),
     probe=_still_broken,
     summary="an input MutableMapping's __dict__ is the object's attributes, not a stale copy",
 )

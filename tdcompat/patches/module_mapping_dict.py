@@ -77,6 +77,7 @@ mapping additionally needs the "unhashable-module" patch.
 
 from __future__ import annotations
 
+from ..dynamo_api import peek, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -121,37 +122,33 @@ _env = None
 
 
 def _load():
-    """(UserDefinedObjectVariable, LazyVariableTracker, UserFunctionVariable,
-    construct_dict or None, Mapping, views)."""
+    """The Dynamo classes and polyfill this patch reads, by name (imported on first use)."""
     global _env
     if _env is None:
+        import types
         from collections.abc import ItemsView, KeysView, Mapping, ValuesView
 
         from torch._dynamo import polyfills
         from torch._dynamo.variables.functions import UserFunctionVariable
-        from torch._dynamo.variables.lazy import LazyVariableTracker
         from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
 
-        _env = (
-            UserDefinedObjectVariable,
-            LazyVariableTracker,
-            UserFunctionVariable,
-            getattr(polyfills, "construct_dict", None),
-            Mapping,
-            (KeysView, ValuesView, ItemsView),
+        _env = types.SimpleNamespace(
+            user_object=UserDefinedObjectVariable,
+            user_function=UserFunctionVariable,
+            construct_dict=getattr(polyfills, "construct_dict", None),  # 2.7 on
+            mapping=Mapping,
+            views=(KeysView, ValuesView, ItemsView),
         )
     return _env
 
 
 def _peek(vt):
     """The Python object behind ``vt`` without realizing a lazy tracker."""
-    udo, lazy = _load()[:2]
-    if isinstance(vt, lazy):
-        if not vt.is_realized():
-            return vt._cache.value, True
-        vt = vt.unwrap()
-    if isinstance(vt, udo):
-        return vt.value, True
+    tracker, value = peek(vt)
+    if tracker is None:
+        return value, True
+    if isinstance(tracker, _load().user_object):
+        return tracker.value, True
     return None, False
 
 
@@ -161,22 +158,22 @@ def _mapping_object(vt):
     ``UnspecializedNNModuleVariable`` and ``MutableMappingVariable``)."""
     env = _load()
     value, known = _peek(vt)
-    if not known or isinstance(value, dict) or not isinstance(value, env[4]):
+    if not known or isinstance(value, dict) or not isinstance(value, env.mapping):
         return None
-    realized = vt.realize() if hasattr(vt, "realize") else vt
-    return realized if isinstance(realized, env[0]) else None
+    realized = realize(vt)
+    return realized if isinstance(realized, env.user_object) else None
 
 
 def _protocol_may_differ(value) -> bool:
     """Dynamo's own read (iteration, or ``items()``) can differ from CPython's
     ``keys()`` + ``__getitem__`` only when the type overrides one of them."""
-    mapping = _load()[4]
+    mapping = _load().mapping
     cls = type(value)
     return getattr(cls, "keys", None) is not mapping.keys or getattr(cls, "items", None) is not mapping.items
 
 
 def _inline(tx, fn, args, kwargs):
-    function_variable = _load()[2]
+    function_variable = _load().user_function
     effects_begin()  # inlined user code: no fallback to the original after this
     return tx.inline_user_function_return(function_variable(fn), list(args), dict(kwargs))
 
@@ -211,7 +208,8 @@ def _inline_user_function_return_gate(wrapped, instance, args, kwargs):
     env = _env  # loaded by the first call the handler sees
     try:
         other = env is not None and (
-            env[3] is None or getattr(args[0] if args else kwargs.get("fn"), "fn", None) is not env[3])
+            env.construct_dict is None
+            or getattr(args[0] if args else kwargs.get("fn"), "fn", None) is not env.construct_dict)
     except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
         other = False
     if other:
@@ -235,7 +233,7 @@ def _builtin_call_function(wrapped, instance, args, kwargs):
         return DEFER
     call_kwargs = call_kwargs or {}
     if fn is dict:
-        if _load()[3] is not None:
+        if _load().construct_dict is not None:
             return DEFER  # 2.7+: dict() inlines construct_dict, handled there
         data = _mapping_object(call_args[0])
         if data is None:
@@ -244,12 +242,12 @@ def _builtin_call_function(wrapped, instance, args, kwargs):
     # list(view) / tuple(view)
     if call_kwargs:
         return DEFER
-    udo, views = _load()[0], _load()[5]
+    views = _load().views
     value, known = _peek(call_args[0])
     if not known or not isinstance(value, views):
         return DEFER
-    view = call_args[0].realize() if hasattr(call_args[0], "realize") else call_args[0]
-    if not isinstance(view, udo):
+    view = realize(call_args[0])
+    if not isinstance(view, _load().user_object):
         return DEFER
     # 2.13 dropped this method from user objects; it unpacks views natively there.
     can_unpack = getattr(view, "has_force_unpack_var_sequence", None)
@@ -263,7 +261,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     """``ConstDictVariable.call_method(tx, "update", [x], kwargs)`` (2.5, 2.6)."""
     if len(args) != 4 or kwargs or args[1] != "update":
         return DEFER
-    if _load()[3] is not None:
+    if _load().construct_dict is not None:
         return DEFER  # 2.7+: update goes through construct_dict (or is right, 2.13+)
     tx, _, call_args, call_kwargs = args
     if not isinstance(call_args, (list, tuple)) or len(call_args) != 1:
@@ -282,7 +280,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 @fail_safe(NAME)
 def _inline_user_function_return(wrapped, instance, args, kwargs):
     """``tx.inline_user_function_return(fn, args, kwargs)`` of ``polyfills.construct_dict`` (2.7+)."""
-    construct_dict = _load()[3]
+    construct_dict = _load().construct_dict
     fn = args[0] if args else kwargs.get("fn")
     if construct_dict is None or getattr(fn, "fn", None) is not construct_dict:
         return DEFER

@@ -31,7 +31,7 @@ with unknown keys and any other ``super()`` call defer to Dynamo.
 
 from __future__ import annotations
 
-from ..dynamo_api import is_data_descriptor
+from ..dynamo_api import is_data_descriptor, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -74,8 +74,7 @@ def _call_method(wrapped, instance, args, kwargs):
     from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
 
     obj = instance.objvar
-    realize = getattr(obj, "realize", None)
-    obj = realize() if realize is not None else obj
+    obj = realize(obj)
     if not isinstance(obj, UserDefinedObjectVariable) or not call_args[0].is_python_constant():
         return DEFER
     key = call_args[0].as_python_constant()
