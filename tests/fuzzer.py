@@ -1301,6 +1301,9 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
                 divergences.append(entry)
                 if log:
                     log(f"[{result.category}] seed={pseed} {program.config}: {entry['shape']}")
+        if log and index % 250 == 0:
+            found = ", ".join(f"{c} {n}" for c, n in counts.items() if n)
+            log(f"[progress] {index} programs in {time.monotonic() - start:.0f} s: {found}")
     return {
         "versions": _versions(),
         "seed": seed,
