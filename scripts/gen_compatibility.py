@@ -23,6 +23,20 @@ def worst(per_backend: dict) -> str:
     return max(outcomes, key=lambda o: RANK.get(o, 9))
 
 
+def history_lines(patches) -> list:
+    """The "Version history per patch" section: each patch's ``history``, in registry order."""
+    lines = ["## Version history per patch", "",
+             "What Dynamo does without tdcompat on each release range, from each patch's `history` "
+             "(`tdcompat/patches/<gap>.py`, the one place it is written).", ""]
+    for patch in patches:
+        lines += [f"### `{patch.name}` (`{patch.torch}`)", "", "| torch | what Dynamo does |", "|---|---|"]
+        for releases, behaviour in patch.history:
+            cell = behaviour.replace("|", "\\|")  # a bare | would end the table cell
+            lines.append(f"| {releases} | {cell} |")
+        lines.append("")
+    return lines[:-1]
+
+
 def main() -> int:
     records = []
     for path in glob.glob(os.path.join(ROOT, "docs", "matrix", "*.json")):
@@ -85,6 +99,7 @@ def main() -> int:
             methods.setdefault(target.qualname, []).append(f"`{patch.name}` (`{patch.torch}`)")
     for qualname in sorted(methods):
         lines.append(f"| `{qualname}` | " + ", ".join(methods[qualname]) + " |")
+    lines += [""] + history_lines(ALL_PATCHES)
     out = os.path.join(ROOT, "docs", "compatibility.md")
     with open(out, "w") as fh:
         fh.write("\n".join(lines) + "\n")

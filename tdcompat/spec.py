@@ -75,3 +75,7 @@ class Patch:
     probe: Optional[Callable[[], bool]] = None
     #: One-line summary for tables.
     summary: str = ""
+    #: What Dynamo does on each release range, oldest first: ``(releases, behaviour)``
+    #: pairs such as ``("2.5-2.6", "every write breaks: ...")``; the one place a
+    #: patch's version history is written (docs/compatibility.md renders it).
+    history: Tuple[Tuple[str, str], ...] = ()

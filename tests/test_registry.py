@@ -4,6 +4,7 @@ Each double targets a throwaway class in a throwaway module, so these tests
 exercise exactly the code paths of real patches without touching Dynamo.
 """
 
+import re
 import sys
 import threading
 import types
@@ -460,3 +461,48 @@ def test_doctor_upstream_note():
     assert upstream_note(fixed) == "fixed upstream in torch 2.9 (PR #1): upgrading to 2.9 lets you drop it"
     open_ = PatchStatus("y", State.APPLIED, "", ">=2.5", "", "", "")
     assert upstream_note(open_) == "open upstream: see docs/upstream/y/"
+
+
+# -- version history: one place per patch, rendered in docs/compatibility.md ------------------
+_RELEASES = re.compile(r"^(\d+)\.(\d+)(?:-(\d+)\.(\d+)|(\+))?$")  # 2.12, 2.5-2.11, 2.13+
+
+
+@pytest.mark.parametrize("patch", _real_patches(), ids=lambda p: p.name)
+def test_patch_history_covers_every_release_oldest_first(patch):
+    """``history`` is pairs of non-empty strings; the ranges run from 2.5 without gap or overlap
+    and end at 2.15 or open-ended (``2.13+``), so the rendered table says something for every release."""
+    assert patch.history, f"{patch.name}: no history"
+    expected_start = (2, 5)
+    for i, entry in enumerate(patch.history):
+        assert isinstance(entry, tuple) and len(entry) == 2, f"{patch.name}: {entry!r} is not a pair"
+        releases, behaviour = entry
+        assert isinstance(behaviour, str) and behaviour.strip(), f"{patch.name}: empty behaviour for {releases!r}"
+        match = _RELEASES.match(releases) if isinstance(releases, str) else None
+        assert match, f"{patch.name}: {releases!r} is not X.Y, X.Y-X.Y or X.Y+"
+        start = (int(match[1]), int(match[2]))
+        end = (int(match[3]), int(match[4])) if match[3] else start
+        want = "%d.%d" % expected_start
+        assert start == expected_start, f"{patch.name}: {releases!r} should start at {want} (no gap, no overlap)"
+        assert end >= start, f"{patch.name}: {releases!r} ends before it starts"
+        if match[5]:
+            assert i == len(patch.history) - 1, f"{patch.name}: {releases!r} is open-ended but not last"
+        expected_start = (end[0], end[1] + 1)
+    assert match[5] or end >= (2, 15), f"{patch.name}: history stops at {releases!r}, before 2.15"
+
+
+def test_compatibility_doc_renders_every_history():
+    """docs/compatibility.md is regenerated after a history changes (scripts/gen_compatibility.py)."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, "scripts", "gen_compatibility.py")
+    spec = importlib.util.spec_from_file_location("gen_compatibility", script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(os.path.join(root, "docs", "compatibility.md")) as fh:
+        doc = fh.read()
+    for patch in _real_patches():
+        assert f"### `{patch.name}` (`{patch.torch}`)" in doc, f"{patch.name}: no history heading in {fh.name}"
+    assert "\n".join(gen.history_lines(_real_patches())) in doc, (
+        "docs/compatibility.md is stale: run python scripts/gen_compatibility.py")

@@ -61,4 +61,13 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",),
     summary="hasattr(type(obj), name) for an object made in the frame answers from the class",
+    history=(
+        ("2.5-2.6",
+         "`UserDefinedClassVariable.call_hasattr` answers only for a class with a source: `hasattr(type(o), "
+         "name)` for `o` made in the frame is `Unsupported: hasattr UserDefinedClassVariable "
+         "__dataclass_fields__` (`dataclasses.asdict`/`is_dataclass`, TorchRL's `set_keys`)"),
+        ("2.7+",
+         "fixed upstream: `type(obj)` of a new object carries its class's source "
+         "(`UserDefinedObjectVariable.cls_source`); measured passing on 2.7.1"),
+    ),
 )

@@ -65,4 +65,16 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.variables:ConstantVariable", "torch._dynamo.variables:TupleVariable"),
     summary="copy.deepcopy of an immutable constant (or a tuple of them) is the constant itself",
+    history=(
+        ("2.5-2.6",
+         "`BuiltinVariable.call_deepcopy` refuses every argument: `copy.deepcopy('advantage')` (or of a number, "
+         "bool, None, a tuple of those) is `Unsupported: copy.deepcopy ConstantVariable(str: 'advantage')`; on "
+         "2.6 `dataclasses.asdict` reaches it for every field value (TorchRL's `ValueEstimatorBase.set_keys`; on "
+         "2.5 `asdict` itself is skipped)"),
+        ("2.7-2.11",
+         "`Dynamo does not support copy.deepcopy()`, from `dataclasses.asdict` too (TorchRL's `set_keys`)"),
+        ("2.12+",
+         "fixed upstream: `copy.deepcopy` is traced (`__reduce_ex__` constant-folded) and returns these values "
+         "unchanged"),
+    ),
 )

@@ -98,4 +98,14 @@ PATCH = Patch(
         "torch._dynamo.variables:DeletedVariable",
     ),
     summary="del obj.name of a missing attribute raises AttributeError, guarded on the input's keys",
+    history=(
+        ("2.5-2.11",
+         "`del obj.name` is stored as a `DeletedVariable` without asking whether `obj` has `name`: no "
+         "`AttributeError`, so `try: del o.k / except AttributeError:` takes the other branch (silently wrong)"),
+        ("2.12+",
+         "the deletion checks presence, without a guard: code compiled for an object that lacked `name` raises "
+         "for a later one that has it (measured on 2.13.0 and 2.15.0). On 2.12 an object made in the frame that "
+         "Dynamo tracks as `GenericContextWrappingVariable` (a `TensorDict`) still did not raise, as on "
+         "2.5-2.11. Open upstream"),
+    ),
 )

@@ -84,4 +84,13 @@ PATCH = Patch(
         "torch._dynamo.variables.dicts:ConstDictVariable.install_dict_contains_guard",
     ),
     summary="a dict key found missing in the trace is guarded absent",
+    history=(
+        ("2.5-2.6", "fine: a dict passed in is guarded on its whole key set"),
+        ("2.7+",
+         "a dict passed in is guarded key by key, and `d[k]` of a missing key "
+         "(`ConstDictVariable.getitem_const_raise_exception_if_absent`) raises `KeyError` under no guard: `try: "
+         "d[k] / except KeyError`, and `k in m` / `m.get(k)` on a user `MutableMapping` backed by a dict, reuse "
+         "the first call's answer (silently wrong, measured through 2.15.0; fuzzer seeds 2000610, 2001251, "
+         "2003420 on 2.13.0). Open upstream"),
+    ),
 )

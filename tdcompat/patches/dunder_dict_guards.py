@@ -102,4 +102,15 @@ PATCH = Patch(
         "torch._dynamo.guards:install_guard",
     ),
     summary="guards on the keys of an input object's __dict__ (2.12+ DunderDictVariable has none)",
+    history=(
+        ("2.5-2.11",
+         "not this gap: `obj.__dict__` is not a `DunderDictVariable` before 2.12 (the unguarded `k in "
+         "o.__dict__` there is `instance-dict-writes`')"),
+        ("2.12+",
+         "`DunderDictVariable` (pytorch/pytorch#174570, #174941) makes `install_dict_contains_guard` and "
+         "`install_dict_keys_match_guard` no-ops: for an input, `k in o.__dict__`, `o.__dict__.get(k)`, "
+         "`o.__dict__[k]` (`KeyError`), `setdefault` and iterating `o.__dict__` reuse the first call's answer "
+         "when a later input has other instance keys (silently wrong; measured on 2.13.0 and 2.15.0, plain "
+         "objects and mappings). Open upstream"),
+    ),
 )

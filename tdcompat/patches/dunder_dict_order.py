@@ -56,4 +56,12 @@ PATCH = Patch(
         "torch._dynamo.variables:DeletedVariable",
     ),
     summary="obj.__dict__ iterates in CPython's order: the object's keys, then the added ones",
+    history=(
+        ("2.5-2.11",
+         "not this gap: `SideEffectsProxyDict` comes with `DunderDictVariable` in 2.12 (pytorch/pytorch#174570)"),
+        ("2.12+",
+         "`SideEffectsProxyDict.__iter__` yields the keys stored in the frame first: `list(o.__dict__)`, "
+         "`list(vars(o))`, `dict(vars(o))` after `o.z = v` put the new key first (silently wrong; measured on "
+         "2.12.1, 2.13.0 and 2.15.0, plain objects and modules). Open upstream"),
+    ),
 )

@@ -148,4 +148,19 @@ PATCH = Patch(
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
     ),
     summary="__dict__ deletions and descriptor-shadowed writes on 2.12: KeyError in the trace or a graph break",
+    history=(
+        ("2.5-2.11",
+         "not this gap: no `DunderDictVariable` before 2.12 (deletions through `obj.__dict__` there: "
+         "`instance-dict-writes`)"),
+        ("2.12",
+         "`DunderDictVariable` keeps `obj.__dict__` writes and deletions as attribute mutations: `del "
+         "obj.__dict__[k]` of a missing key raises no `KeyError` (`AttributeError` out of compiled code when the "
+         "class has `k`); a deletion replays as `del obj.k`, through a property (`property 'p' ... has no "
+         "deleter`), a class `__delattr__` or on a later input that lacks the key; `obj.k` after "
+         "`obj.__dict__[k] = v` returns `v` where a property wins (silently wrong; measured on 2.12.1, fuzzer "
+         "seeds 60, 83, 238)"),
+        ("2.13+",
+         "fixed upstream: instance-dict mutations of their own kind (`SideEffects.store_instance_dict_attr`; "
+         "`DunderDictVariable.delitem` raises `KeyError`)"),
+    ),
 )

@@ -4,26 +4,16 @@ Root cause. For a user object (``UserDefinedObjectVariable`` and its
 subclasses ``UnspecializedNNModuleVariable``, ``MutableMappingVariable``,
 ``GenericContextWrappingVariable``) Dynamo answers ``obj.__dict__`` with
 ``GetAttrVariable(obj, "__dict__")`` (torch/_dynamo/variables/misc.py), which
-does not know its own type:
-
-* torch 2.5: ``GetAttrVariable`` has no ``python_type``; the inherited
-  ``VariableTracker.python_type`` tries ``as_python_constant`` and raises
-  ``NotImplementedError``.
-* torch 2.6-2.11: ``GetAttrVariable.python_type`` returns ``self.py_type``,
-  which ``var_getattr`` never sets for ``__dict__``, and otherwise defers to
-  that same base method.
-
-So ``isinstance(obj.__dict__, dict)`` is ``Unsupported: isinstance(GetAttrVariable(...,
-__dict__), BuiltinVariable(dict)): can't determine type of ...`` (2.5-2.7) or
-``builtin isinstance() cannot determine type of argument`` (2.8-2.11), and
-``type(obj.__dict__)`` a ``UserError: ... has no type`` (every one of them).
+does not know its own type: ``var_getattr`` sets no ``py_type`` for ``__dict__``,
+and the base ``VariableTracker.python_type`` it ends in tries
+``as_python_constant`` and raises ``NotImplementedError``. So
+``isinstance(obj.__dict__, dict)`` and ``type(obj.__dict__)`` graph-break.
 ``nn.Module.__setattr__`` runs that very test (``remove_from`` in
 torch/nn/modules/module.py: ``isinstance(self.__dict__, dict)``) whenever a
 module, parameter or buffer is assigned through a user ``__setattr__`` that
 Dynamo inlines, e.g. every TorchRL loss's ``self._value_estimator = ...``
-(``LossModule.__setattr__`` -> ``super().__setattr__``). torch 2.12 made
-``__dict__`` a real dictionary (``DunderDictVariable``, pytorch/pytorch#174570,
-#174941); nothing to patch there.
+(``LossModule.__setattr__`` -> ``super().__setattr__``).
+Version history: ``PATCH.history`` (rendered in docs/compatibility.md).
 
 The fix: ``GetAttrVariable(obj, "__dict__").python_type()`` is ``dict`` when
 ``obj`` is one of those user-object trackers and its class gives instances the
@@ -115,4 +105,21 @@ PATCH = Patch(
         "torch._dynamo.variables.nn_module:UnspecializedNNModuleVariable",
     ),
     summary="type of a user object's or module's __dict__ (GetAttrVariable) is dict: isinstance() and type() trace",
+    history=(
+        ("2.5",
+         "`GetAttrVariable` has no `python_type`; the inherited `VariableTracker.python_type` tries "
+         "`as_python_constant` and raises `NotImplementedError`: `isinstance(obj.__dict__, dict)` is "
+         "`Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict)): can't determine type "
+         "of ...`, `type(obj.__dict__)` a `UserError: ... has no type`"),
+        ("2.6-2.7",
+         "`GetAttrVariable.python_type` returns `self.py_type`, which `var_getattr` never sets for `__dict__`, "
+         "and otherwise defers to the same base method: the same `can't determine type` break and `has no type` "
+         "error"),
+        ("2.8-2.11",
+         "same cause; `isinstance` breaks with `builtin isinstance() cannot determine type of argument`, "
+         "`type()` with `UserError: ... has no type`"),
+        ("2.12+",
+         "fixed upstream: `__dict__` is a real dictionary (`DunderDictVariable`, pytorch/pytorch#174570, "
+         "#174941)"),
+    ),
 )

@@ -119,4 +119,17 @@ PATCH = Patch(
         "torch._dynamo.variables.builder:SourcelessBuilder.create",
     ),
     summary="iterating an Enum class yields its members (sourceless EnumVariables; the class is ID-matched)",
+    history=(
+        ("2.5-2.9",
+         "an `Enum` class (`UserDefinedClassVariable`) has no `unpack_var_sequence`: `for m in E` is "
+         "`Unsupported: call_method UserDefinedClassVariable(<enum ...>) __iter__` / `Unsupported method call`; "
+         "`list(E)`, `tuple(E)`: `builtin: list`, `Failed to trace builtin operator` (TorchRL's "
+         "`_ensure_builtin_value_estimators_registered` on every loss's first call). `len(E)` works"),
+        ("2.10-2.11",
+         "`iter(E)` falls to the `polyfills.builtins.iter_` polyfill: `Observed exception`, `failed to bind "
+         "arguments`; `list(E)`/`tuple(E)` break as before; 2.11's `UserDefinedEnumClassVariable` supports "
+         "`__contains__` only"),
+        ("2.12+",
+         "fixed upstream: `UserDefinedClassVariable.unpack_var_sequence` builds the members of an Enum class"),
+    ),
 )

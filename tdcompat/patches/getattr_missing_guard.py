@@ -98,4 +98,17 @@ PATCH = Patch(
         "torch._dynamo.source:AttrSource",
     ),
     summary="a missing attribute read in the trace is guarded absent from the input's __dict__",
+    history=(
+        ("2.5-2.7",
+         "`UserDefinedObjectVariable.var_getattr` raises `AttributeError` in the trace with only the type "
+         "guarded: `try: o.b / except AttributeError:` and `getattr(o, 'b')` in a `try` reuse the first call's "
+         "answer when a later input has `b` (silently wrong). A read only passed on (`try: out.append(o.b)`) is "
+         "re-read after the graph, outside the `try`, unguarded (silently wrong). `hasattr` and `getattr(o, k, "
+         "default)` are guarded"),
+        ("2.8-2.10", "the same missing guard (silently wrong)"),
+        ("2.11-2.12", "the same, and again the unguarded re-read of a read only passed on (silently wrong)"),
+        ("2.13+",
+         "both as on 2.11-2.12, the missing guard now in `generic_getattr` (added in 2.13, the only one from "
+         "2.14); measured on 2.13.0 and 2.15.0. Open upstream"),
+    ),
 )

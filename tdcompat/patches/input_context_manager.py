@@ -141,4 +141,17 @@ PATCH = Patch(
     # 2.6-2.8: the writes in __enter__/__exit__ of an input mapping are only replayed once it is tracked.
     needs=("mutable-mapping-setattr",),
     summary="with <user object or MutableMapping from an input>: enter/exit traced as a context manager",
+    history=(
+        ("2.5-2.6",
+         "`with obj:` on an object from a source (an input, an attribute of one) breaks: `Unsupported: "
+         "BEFORE_WITH MutableMappingVariable(TensorDict)` (`Graph break under GenericContextWrappingVariable` "
+         "inside another `with`); stops documented cell 3 on 2.5.1 + tensordict 0.6.2 (`with "
+         "_self._param_td.unlock_():`)"),
+        ("2.7-2.13",
+         "`Unsupported context manager ... Attempted SETUP_WITH/BEFORE_WITH on ...`, for plain objects and "
+         "mappings"),
+        ("2.14+",
+         "plain objects are accepted (measured from 2.14.1); a `MutableMapping` passed in still breaks (measured "
+         "through 2.15.0). Open upstream; tensordict 0.15 no longer enters the input tensordict"),
+    ),
 )

@@ -61,4 +61,15 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.source:AttrSource",),
     summary="an instance-dict deletion on an input guards the key's presence it replays on",
+    history=(
+        ("2.5-2.12",
+         "not this gap: deletions through `obj.__dict__` are attribute deletions there (guarded by "
+         "`delattr-missing` and, on 2.12, `dunder-dict-replay`)"),
+        ("2.13+",
+         "`del obj.__dict__[k]` / `obj.__dict__.pop(k, d)` is an instance-dict mutation that "
+         "`SideEffects.codegen_update_mutated` replays only if the compiling input had `k`, read under no guard: "
+         "after `o.b = v; o.__dict__.pop('b', d)`, `b` survives on a later input that had it, or `KeyError` "
+         "leaves compiled code on one without (measured on 2.13-2.15; fuzzer seeds 2000964, 2002953 on 2.13.0). "
+         "Open upstream"),
+    ),
 )

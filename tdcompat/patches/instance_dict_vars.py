@@ -67,4 +67,9 @@ PATCH = Patch(
     # reads (silently wrong with TDCOMPAT_DISABLE=instance-dict-writes, found by test_dependencies).
     needs=("mapping-dunder-dict", "instance-dict-writes"),
     summary="vars(obj) on user objects, modules, mappings and context managers is obj.__dict__",
+    history=(
+        ("2.5-2.6", "`BuiltinVariable` has no handler for `vars`: `Unsupported: builtin: vars [...]`"),
+        ("2.7-2.8", "`Failed to trace builtin operator vars`"),
+        ("2.9+", "fixed upstream: `BuiltinVariable.call_vars` returns `obj.var_getattr(tx, '__dict__')`"),
+    ),
 )

@@ -8,29 +8,8 @@ object (``UserDefinedObjectVariable`` and its subclasses
 ``torch/_dynamo/variables/misc.py`` (``GetAttrVariable.call_method``) only knows
 the reads ``__getitem__``/``get``/``__contains__``, which it answers from the
 object's attribute state (the side-effects table first, then the real object).
-Every write falls through to ``VariableTracker.call_method`` and graph-breaks:
-
-* torch 2.5, 2.6: every write (``__setitem__``, ``update``, ``setdefault``,
-  ``pop``, ``__delitem__``) is ``Unsupported: call_method GetAttrVariable(...,
-  __dict__) __setitem__ ...``. Documented cell 3 (issue 5) stops here on
-  2.5.1 + tensordict 0.6.2: objects built inside the compiled region by
-  ``td.to_module`` (-> ``copy()`` -> ``clone()``) write their own ``__dict__``:
-  ``TensorDictBase._lock_parents_weakrefs`` (``self.__dict__["__lock_parents_weakrefs"]
-  = []``, tensordict/base.py) and ``TensorDictParams.__init__``
-  (``self.__dict__["_parameters"] = dict(...)``, tensordict/nn/params.py); Dynamo
-  tracks both objects as ``GenericContextWrappingVariable`` (they have
-  ``__enter__``/``__exit__``). (2.6's ``MutableMappingVariable.var_getattr``
-  returns a real ``ConstDictVariable`` for the ``__dict__`` of an input
-  mapping, so mappings passed in already work there.)
-* torch 2.7 - 2.12: pytorch/pytorch#144419 (fixing #143756) added
-  ``__setitem__`` to ``GetAttrVariable.call_method`` (it calls
-  ``UserDefinedObjectVariable.method_setattr_standard(...,
-  directly_update_dict=True)``), but ``update``, ``setdefault``, ``pop`` and
-  ``__delitem__`` still fall through (``Unsupported method call``); #107054
-  had closed ``setdefault`` as won't-fix.
-* torch 2.12 (measured on 2.12.1; first thought to be 2.13): ``__dict__`` became a real dictionary backed by the side-effects
-  table (``DunderDictVariable`` in ``variables/dicts.py``, pytorch/pytorch#174570
-  and #174941); nothing to patch.
+Every write falls through to ``VariableTracker.call_method`` and graph-breaks.
+Version history: ``PATCH.history`` (rendered in docs/compatibility.md).
 
 ``vars(obj)`` is the same dictionary; before 2.9 ``BuiltinVariable`` has no
 ``call_vars`` at all (``Unsupported: builtin: vars``). 2.9 added
@@ -385,4 +364,25 @@ PATCH = Patch(
         "torch._dynamo.side_effects:SideEffects.load_attr",
     ),
     summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules (remove_from), mappings, context managers",
+    history=(
+        ("2.5-2.6",
+         "every write through `obj.__dict__` of a user object (`__setitem__`, `update`, `setdefault`, `pop`, "
+         "`__delitem__`) is `Unsupported: call_method GetAttrVariable(..., __dict__) __setitem__ ...`: "
+         "documented cell 3 (issue 5) stops here on 2.5.1 + tensordict 0.6.2 (`TensorDictParams.__init__`: "
+         "`self.__dict__['_parameters'] = ...`; `TensorDictBase._lock_parents_weakrefs`), on objects made by "
+         "`td.to_module` (`copy()` -> `clone()`) that Dynamo tracks as `GenericContextWrappingVariable` (they "
+         "have `__enter__`/`__exit__`). 2.6's `MutableMappingVariable.var_getattr` returns a `ConstDictVariable` "
+         "for an input mapping's `__dict__`, so mappings passed in do not break there (that copy is stale: "
+         "`mapping-dunder-dict`). Reads (`[k]`, `get`, `in`): a property's value where a property shares the "
+         "key, and no guard on the key (silently wrong)"),
+        ("2.7-2.11",
+         "`__setitem__` traces (pytorch/pytorch#144419, fixing #143756: "
+         "`UserDefinedObjectVariable.method_setattr_standard(..., directly_update_dict=True)`); `update`, "
+         "`setdefault`, `pop` and `__delitem__` still break (`Unsupported method call`; #107054 closed "
+         "`setdefault` as won't-fix). Reads as on 2.5-2.6 (silently wrong)"),
+        ("2.12+",
+         "fixed upstream: `__dict__` is a real dictionary backed by the side-effects table "
+         "(`DunderDictVariable`, pytorch/pytorch#174570, #174941; measured on 2.12.1, first thought to be 2.13): "
+         "nothing to patch"),
+    ),
 )

@@ -89,4 +89,17 @@ PATCH = Patch(
     needs=("mutable-mapping-setattr", "instance-dict-writes"),
     probe=_still_broken,
     summary="an input MutableMapping's __dict__ is the object's attributes, not a stale copy",
+    history=(
+        ("2.5",
+         "fine: an input mapping's `m.__dict__` is the same `GetAttrVariable(m, '__dict__')` view as every other "
+         "user object's"),
+        ("2.6-2.11",
+         "`MutableMappingVariable.var_getattr` answers `m.__dict__` of an input mapping with a "
+         "`ConstDictVariable` copy of the real dictionary: `m.__dict__[k]` / `vars(m)[k]` after `m.k = v` read "
+         "the old value, and `m.k` / `hasattr(m, 'k')` still find `k` after `del m.__dict__[k]` (silently wrong, "
+         "e.g. TensorDict)"),
+        ("2.12+",
+         "fixed upstream: `__dict__` is a real dictionary backed by the side-effects table "
+         "(`DunderDictVariable`, pytorch/pytorch#174570, #174941)"),
+    ),
 )

@@ -152,4 +152,15 @@ PATCH = Patch(
         "torch._dynamo.variables:UserMethodVariable",
     ),
     summary="m.name after name was deleted from a module's instance dict in the frame goes through __getattr__",
+    history=(
+        ("2.5-2.11",
+         "after `del m.__dict__[name]` (`nn.Module.__setattr__`'s `remove_from`) or `del m.name`, a later "
+         "`m.name` in the frame reads the deletion record: `Unsupported: read deleted attribute`, and "
+         "`hasattr(m, name)` is silently `False` where CPython calls `nn.Module.__getattr__` (TorchRL's lazily "
+         "built value estimator)"),
+        ("2.12", "the same; the break reads `Attempted to read a deleted variable` (measured on 2.12.1)"),
+        ("2.13+",
+         "fixed upstream: instance-dict mutations are modelled as such (`SideEffects.store_instance_dict_attr`, "
+         "pytorch/pytorch#174941); right on 2.13.0"),
+    ),
 )

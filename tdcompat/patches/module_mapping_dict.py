@@ -7,37 +7,11 @@ in ``{**x}`` and ``DICT_MERGE`` in ``f(**x)``); ``__iter__`` and ``items()`` are
 never consulted. Dynamo (torch/_dynamo/variables/builtin.py
 ``BuiltinVariable.call_custom_dict``, torch/_dynamo/polyfills/__init__.py
 ``construct_dict``, torch/_dynamo/variables/dicts.py
-``ConstDictVariable.call_method("update")``) does something else per release:
-
-* 2.5, 2.6: ``call_custom_dict`` knows dicts, lists/tuples/iterators of pairs and
-  ``MutableMappingVariable``, whose ``items()`` it inlines and then needs to be a
-  dict or a list; anything else is ``unimplemented``. So a module that is a
-  mapping (``class M(nn.Module, MutableMapping)``, ``TensorDictParams``; both
-  become ``UnspecializedNNModuleVariable``) fails with ``dict():
-  (UnspecializedNNModuleVariable(M),)`` (``LazyVariableTracker()`` on 2.5), a
-  plain mapping that inherits ``items()`` with ``dict():
-  (UserDefinedObjectVariable(ItemsView),)``, and ``dict(x, key=v)`` fails for
-  every ``x`` (even a dict). ``{**x}``/``f(**x)`` go through ``update``, which
-  calls ``call_custom_dict`` for user objects and fails the same way. An
-  ``items()`` that disagrees with ``keys()``/``__getitem__`` is silently trusted.
-* 2.7 to 2.9: ``call_custom_dict`` inlines the polyfill ``construct_dict``,
-  which reads ``for key in src: dst[key] = src[key]``: wrong whenever
-  ``__iter__`` is not the keys. ``TensorDict.__iter__`` walks the batch
-  dimension, so ``TensorDict(**TensorDictParams(...))`` fails with
-  ``Observed exception`` (iterating a 0-d TensorDict raises); a mapping whose
-  ``keys()`` differ from iteration silently gets the wrong keys.
-* 2.10 to 2.15: ``construct_dict`` calls ``mutable_mapping_update``, which
-  reads ``data.items()``; right for every mapping whose ``items()`` is
-  ``Mapping.items`` (= iteration + ``__getitem__``) and ``keys()`` is
-  ``Mapping.keys``, wrong when either is overridden and disagrees. From 2.13 on
-  ``ConstDictVariable`` ``update`` (``{**x}``, ``f(**x)``) itself follows
-  ``keys()`` + ``__getitem__``; ``dict(x)`` still goes through the polyfill.
-* 2.5 to 2.8 also cannot run ``list(view)``/``tuple(view)`` over the
-  ``KeysView``/``ValuesView``/``ItemsView`` objects that ``Mapping.keys()``
-  etc. return (``builtin: list [UserDefinedObjectVariable] False`` /
-  ``Failed to trace builtin operator``; 2.9 added
-  ``UserDefinedObjectVariable.has_force_unpack_var_sequence``). ``for k in
-  x.keys()``, ``len(x)`` and ``k in x`` already work.
+``ConstDictVariable.call_method("update")``) does something else: it trusts
+``items()`` or iterates the mapping, or cannot read it at all (a module that is a
+mapping; the ``KeysView``/``ValuesView``/``ItemsView`` objects of ``Mapping.keys()``
+etc.). ``for k in x.keys()``, ``len(x)`` and ``k in x`` work.
+Version history: ``PATCH.history`` (rendered in docs/compatibility.md).
 
 Upstream: pytorch/pytorch#141118 (TensorDictParams, multiple inheritance
 nn.Module/MutableMapping). The FIXME in 2.10+ ``mutable_mapping_update`` names
@@ -346,4 +320,27 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
     ),
     summary="dict()/**/views over non-dict mappings (modules, TensorDictParams, user MutableMappings) read as CPython does",
+    history=(
+        ("2.5-2.6",
+         "`BuiltinVariable.call_custom_dict` knows dicts, sequences of pairs and `MutableMappingVariable` (whose "
+         "`items()` it inlines and silently trusts, even where it disagrees with `keys()`/`__getitem__`): a "
+         "module that is a mapping (`TensorDictParams`) fails with `dict(): (UnspecializedNNModuleVariable(M),)` "
+         "(`LazyVariableTracker()` on 2.5), a plain mapping that inherits `items()` with `dict(): "
+         "(UserDefinedObjectVariable(ItemsView),)`; `dict(x, key=v)` fails for every `x`; `{**x}`/`f(**x)` fail "
+         "the same way through `update`. `list()`/`tuple()` of a mapping view breaks (`builtin: list "
+         "[UserDefinedObjectVariable]` / `Failed to trace builtin operator`)"),
+        ("2.7-2.8",
+         "the polyfill `construct_dict` reads `for key in src: dst[key] = src[key]`: "
+         "`TensorDict(**TensorDictParams(...))` is `Observed exception` (`TensorDict.__iter__` walks the batch "
+         "dimension; iterating a 0-d TensorDict raises); a mapping whose iteration differs from `keys()` "
+         "silently gets the wrong keys. `list(view)` still breaks"),
+        ("2.9", "as 2.7-2.8, but mapping views unpack (`UserDefinedObjectVariable.has_force_unpack_var_sequence`)"),
+        ("2.10-2.12",
+         "`construct_dict` calls `mutable_mapping_update`, which reads `items()`: right unless `keys()` or "
+         "`items()` is overridden and disagrees (then silently wrong)"),
+        ("2.13+",
+         "`ConstDictVariable.update` (`{**x}`, `f(**x)`) follows `keys()` + `__getitem__`; `dict(x)` still goes "
+         "through the polyfill (silently wrong for a disagreeing `keys()`/`items()`). Open upstream "
+         "(pytorch/pytorch#141118)"),
+    ),
 )

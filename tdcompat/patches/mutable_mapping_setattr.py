@@ -185,4 +185,18 @@ PATCH = Patch(
     ),
     probe=_still_broken,
     summary="attribute assignment/deletion on MutableMapping objects: traced (2.5) and replayed (2.6-2.8)",
+    history=(
+        ("2.5",
+         "an input `MutableMapping` is not tracked (no mutation marker): every `obj.attr = v` and `del obj.attr` "
+         "is `Unsupported: setattr(MutableMappingVariable(...), name, ...)`; under `with td.to_module(m):` "
+         "`Graph break under GenericContextWrappingVariable`"),
+        ("2.6-2.8",
+         "pytorch/pytorch#141376 (issue #141375) forces `AttributeMutationExisting()` but the builder still does "
+         "not track the mapping: its writes are seen in the frame and silently dropped after it (2.6 + "
+         "tensordict 0.7.2: `TensorDict(**td)` ends in `no attribute '_tensordict'`); a mapping made in the "
+         "graph that escapes hits `assert var.source is not None`"),
+        ("2.9+",
+         "fixed upstream: the builder tracks `MutableMapping` inputs (`track_object_existing`; "
+         "pytorch/pytorch#159366, #161568)"),
+    ),
 )

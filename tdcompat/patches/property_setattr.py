@@ -107,4 +107,16 @@ PATCH = Patch(
         "torch._dynamo.side_effects:SideEffects.is_attribute_mutation",
     ),
     summary="obj.prop = v runs the property's Python setter in the trace",
+    history=(
+        ("2.5-2.11",
+         "`obj.prop = v` with a Python setter is stored as an instance attribute; the setter only runs when "
+         "Dynamo replays the store after the graph, so what it writes is missing later in the frame (silently "
+         "wrong; measured on 2.8.0 for plain objects, input mappings and objects made in the frame). A property "
+         "without a setter: `AttributeError` out of compiled code after the graph, outside the user's `try` (on "
+         "2.6-2.8 a mapping's store was dropped and nothing raised)"),
+        ("2.12",
+         "`property.fset` is traced (`MutableMappingVariable.method_setattr_standard` for mappings; plain "
+         "objects right from 2.12.1, measured); a property without a setter still raises after the graph"),
+        ("2.13+", "fixed upstream: `method_setattr_standard` also raises for a property without a setter"),
+    ),
 )

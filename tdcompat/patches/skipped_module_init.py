@@ -106,4 +106,14 @@ PATCH = Patch(
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
     ),
     summary="nn.Module.__init__(self) on a module made in the compiled region traces the unwrapped init",
+    history=(
+        ("2.5-2.6",
+         "`nn.Module.__init__(self)` called explicitly in the region reaches Dynamo's own wrapper, which it "
+         "never traces: `'skip function install_generation_tagging_init.<locals>.patched_init ...'`"),
+        ("2.7+",
+         "`Attempted to call function marked as skipped` "
+         "(`install_generation_tagging_init.<locals>.patched_init`), every release measured to 2.15. tensordict "
+         "0.8-0.14 hit it in `to_module` on a nested `TensorDictParams` (documented cell 3); tensordict 0.15 "
+         "works around it. Open upstream"),
+    ),
 )

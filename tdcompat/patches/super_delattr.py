@@ -130,4 +130,18 @@ PATCH = Patch(
         "torch._dynamo.variables:DeletedVariable",
     ),
     summary="super().__delattr__ checks presence (guarded) and records an instance-dict deletion",
+    history=(
+        ("2.5-2.7",
+         "`super().__delattr__(name)` (every `del module.x`) records a deletion without looking: deleting a "
+         "missing attribute raises nothing in compiled code, or, replayed as `DELETE_ATTR` under no guard, "
+         "raises `AttributeError` for a later input that has it (measured on 2.5.1)"),
+        ("2.8",
+         "the pattern does not arise: `del module.x` graph-breaks on `nn.Module.__delattr__` before the "
+         "`super()` call is reached"),
+        ("2.9-2.12", "as on 2.5-2.7 (measured on 2.11.0 and 2.12.1)"),
+        ("2.13+",
+         "as before, and the deletion is a `GENERIC_SETATTR` store that the instance-dict view "
+         "(`SideEffectsProxyDict`) ignores: `'x' in module.__dict__`, `module.__dict__['x']` and `vars(module)` "
+         "still show the deleted attribute (silently wrong on 2.13.0 and 2.15.0; fuzzer seed 173). Open upstream"),
+    ),
 )

@@ -64,4 +64,14 @@ PATCH = Patch(
         "torch._dynamo.output_graph:OutputGraph.install_global_by_id",
     ),
     summary="type() of a parameter made in the region is built without the synthetic source",
+    history=(
+        ("2.5-2.8",
+         "`type(p)` of an `nn.Parameter` made in the region guards `type(SYNTHETIC_LOCAL['tmp_0'])`: "
+         "`InternalTorchDynamoError: NameError: name 'SYNTHETIC_LOCAL' is not defined`, under `fullgraph=False` "
+         "too (no fallback to eager), e.g. `TensorDictParams(...)` built in the region (measured on 2.5.1, "
+         "2.6.0, 2.7.1, 2.8.0)"),
+        ("2.9+",
+         "the pattern does not arise: `nn.Parameter()` constructed in the region is a graph break (no synthetic "
+         "local)"),
+    ),
 )

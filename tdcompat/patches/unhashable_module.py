@@ -16,14 +16,9 @@ branch ``mutation_guard.is_dynamic_nn_module(value, ...)``, which every user
 module takes with the default ``inline_inbuilt_nn_modules=True``): it marks
 every parameter and buffer as a static input.
 
-* 2.5 to 2.7: ``for p in value.parameters(): self.mark_static_input(p, ...)``
-  (and ``value.buffers()``); the ``TypeError`` escapes tracing as
-  ``InternalTorchDynamoError: TypeError: unhashable type: 'M'`` (or
-  ``ArgsMismatchError`` when it surfaces while Dynamo inlines a call).
-* 2.8 to 2.15: ``for _, p in value.named_parameters(): ...`` inside
-  ``try/except TypeError: raise_observed_exception(...)`` (PR #153503, "Catch
-  unserialisable NN modules"), so the user sees ``Unsupported: Observed
-  exception ... TypeError("unhashable type: 'M'")``.
+That walk reaches the tree through ``named_modules`` and its memo set, so it
+hashes the module and its ``TypeError`` ends the trace.
+Version history: ``PATCH.history`` (rendered in docs/compatibility.md).
 
 So *any* use of such a module in compiled code fails, not only ``dict(m)``,
 although the user's own code never hashes it. (A hashable module containing
@@ -174,4 +169,15 @@ PATCH = Patch(
     ),
     probe=_still_broken,
     summary="modules that are unhashable (nn.Module + Mapping without __hash__) can be used in compiled code",
+    history=(
+        ("2.5-2.7",
+         "`VariableBuilder.wrap_module` marks every parameter and buffer as a static input through "
+         "`value.parameters()`/`buffers()`, whose `named_modules` memo set hashes the module: any use of `class "
+         "M(nn.Module, Mapping)` without `__hash__` fails with `InternalTorchDynamoError: TypeError: unhashable "
+         "type: 'M'` (or `ArgsMismatchError` while Dynamo inlines a call)"),
+        ("2.8+",
+         "the walk is `named_parameters()` inside `try/except TypeError` (pytorch/pytorch#153503, 'Catch "
+         "unserialisable NN modules'): `Unsupported: Observed exception ... TypeError(\"unhashable type: "
+         "'M'\")`, measured through 2.15. Open upstream (pytorch/pytorch#110959; PR #133972 closed unmerged)"),
+    ),
 )

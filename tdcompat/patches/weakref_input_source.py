@@ -53,4 +53,12 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.source:WeakRefCallSource",),
     summary="a weak reference read from an input keeps its own source, so it is rebuilt as itself",
+    history=(
+        ("2.5-2.7",
+         "fine: a weak reference read from an input is wrapped with its own source (measured on 2.5.1-2.7.1)"),
+        ("2.8+",
+         "`WeakRefVariable.build` gives the weak reference its referent's source (`WeakRefCallSource`): "
+         "returned, stored in a list passed in, or on the stack at a graph break, it comes back as its referent "
+         "(silently wrong; measured on 2.8.0-2.15.0, found by the fuzzer on 2.10.0, seed 3000461). Open upstream"),
+    ),
 )

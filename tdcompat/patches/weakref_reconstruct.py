@@ -6,24 +6,10 @@ Symptom (torch 2.6): ``Unsupported: reconstruct: WeakRefVariable()``. tensordict
 documented cells 1 and 3 stop at the end of the frame, when Dynamo writes that
 attribute back and has to rebuild the weak reference in the output bytecode.
 
-Root cause, per release:
-
-* 2.5: ``weakref.ref(obj)`` cannot be called in the compiled region at all
-  (``unsupported builtin None.ReferenceType.__new__``); the ``WeakRefVariable`` of
-  2.5 (``user_defined.py``) only models weak references that come from a source.
-  Upstream added the call in pytorch/pytorch#139914 (2.6). tensordict 0.6
-  keeps strong references, so on 2.5 only code that makes weak references itself
-  is hit; tensordict 0.7 requires torch >= 2.6.
-* 2.6: ``UserDefinedClassVariable.call_function`` returns
-  ``WeakRefVariable(referent)`` for ``weakref.ref(...)`` (dropping a callback), but
-  ``WeakRefVariable`` has no ``reconstruct``: if the weak reference escapes
-  (returned, stored on an object, in a container that escapes) codegen raises.
-  Upstream: pytorch/pytorch#148083 "[dynamo] WeakRefVar reconstruct" (2.7) added
-  ``reconstruct`` = ``weakref.ref(referent)``, #155761 (2.8) kept the callback.
-* 2.7: ``reconstruct`` exists but the callback is dropped at the call
-  (``WeakRefVariable(referent_vt)`` only), so ``weakref.ref(obj, cb)`` that
-  escapes comes back without its callback: a silent wrong result.
-* 2.8 on: fixed upstream (``misc.py: WeakRefVariable`` with ``callback_vt``).
+Root cause: Dynamo's ``WeakRefVariable`` (``user_defined.py``, later ``misc.py``) did
+not model a weak reference made in the region: upstream added the ``weakref.ref``
+call, then ``reconstruct``, then the callback, one release at a time.
+Version history: ``PATCH.history`` (rendered in docs/compatibility.md).
 
 The patch wraps one method, ``UserDefinedClassVariable.call_function``, and only
 for calls of ``weakref.ref`` itself with a referent whose type accepts weak
@@ -160,4 +146,20 @@ PATCH = Patch(
     ),
     probe=_probe,
     summary="weakref.ref(...) made in the compiled region can be returned/stored (rebuilt as weakref.ref(referent))",
+    history=(
+        ("2.5",
+         "`weakref.ref(obj)` cannot be called in the compiled region (`unsupported builtin "
+         "None.ReferenceType.__new__`): 2.5's `WeakRefVariable` only models weak references from a source. "
+         "tensordict 0.6 keeps strong references, so only code that makes weak references itself is hit "
+         "(tensordict 0.7 requires torch >= 2.6)"),
+        ("2.6",
+         "`weakref.ref(...)` traces (pytorch/pytorch#139914), dropping a callback, but `WeakRefVariable` has no "
+         "`reconstruct`: one that escapes (returned, stored on an object, in a container that escapes) is "
+         "`Unsupported: reconstruct: WeakRefVariable()`, e.g. tensordict 0.7's `_last_op` (documented cells 1 "
+         "and 3)"),
+        ("2.7",
+         "`reconstruct` = `weakref.ref(referent)` (pytorch/pytorch#148083), but the callback is still dropped at "
+         "the call: `weakref.ref(obj, cb)` that escapes comes back without its callback (silently wrong)"),
+        ("2.8+", "fixed upstream: `WeakRefVariable` keeps the callback (`callback_vt`, pytorch/pytorch#155761)"),
+    ),
 )
