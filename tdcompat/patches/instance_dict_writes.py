@@ -340,7 +340,7 @@ PATCH = Patch(
         "(e.g. TensorDictParams.__init__: self.__dict__['_parameters'] = ...)"
     ),
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
-    mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.13)",
+    mirrors="pytorch/pytorch#144419 (fixes #143756; __setitem__ only, 2.7), #174570/#174941 (DunderDictVariable, 2.12)",
     torch="<2.12",  # measured: 2.11.0 fails, 2.12.1 passes natively
     fixed_upstream="2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
     # A module's `del m.__dict__[k]` (remove_from) recorded here, then `hasattr(m, k)`, would be

@@ -152,7 +152,7 @@ def _still_broken() -> bool:
 PATCH = Patch(
     name=NAME,
     fixes=(
-        "TypeError: unhashable type: 'M' (Unsupported: Observed exception on 2.7+) for any use of an "
+        "TypeError: unhashable type: 'M' (Unsupported: Observed exception on 2.8+) for any use of an "
         "nn.Module that is also a Mapping without __hash__"
     ),
     upstream="torch/_dynamo/variables/builder.py: VariableBuilder.wrap_module (static-input walk over named_parameters/named_buffers)",
