@@ -49,7 +49,8 @@ def upstream_note(entry) -> str:
     if entry.fixed_upstream:
         release, _, change = entry.fixed_upstream.partition(":")
         return f"fixed upstream in torch {release} ({change.strip()}): upgrading to {release} lets you drop it"
-    return f"open upstream: see docs/upstream/{entry.name}/"
+    # The wheel ships no docs: say where the kit is (the sdist and the repository have it).
+    return f"open upstream: see docs/upstream/{entry.name}/ (its PR; in tdcompat's sdist and repository)"
 
 
 def _label(result: dict) -> str:
@@ -193,6 +194,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     statuses = tdcompat.status()
     kinds = classify(tdcompat, statuses)
     print("patches:")
+    name_width = max((len(entry.name) for entry in statuses), default=0) + 1
     for entry in statuses:
         note = ""
         if kinds[entry.name] == "choice" and not settings:
@@ -202,12 +204,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             note = "  <-- not applied"
         malformed = any(problem in entry.reason for problem in settings)
         reason = "not applied: a setting is malformed (see below)" if malformed else entry.reason
-        print(f"  {entry.name:<24} {entry.state.value:<15} {reason}{note}")
+        print(f"  {entry.name:<{name_width}} {entry.state.value:<15} {reason}{note}")
     print()
     print("upstream (for each patch applied here):")
     for entry in statuses:
         if entry.state is tdcompat.State.APPLIED:
-            print(f"  {entry.name:<24} {upstream_note(entry)}")
+            print(f"  {entry.name:<{name_width}} {upstream_note(entry)}")
     if messages:
         print()
         print(f"tdcompat {'would raise TdcompatError under TDCOMPAT_STRICT (set here)' if strict else 'warned'}:")

@@ -460,7 +460,7 @@ def test_doctor_upstream_note():
     fixed = PatchStatus("x", State.APPLIED, "", "<2.9", "", "", "", fixed_upstream="2.9: PR #1")
     assert upstream_note(fixed) == "fixed upstream in torch 2.9 (PR #1): upgrading to 2.9 lets you drop it"
     open_ = PatchStatus("y", State.APPLIED, "", ">=2.5", "", "", "")
-    assert upstream_note(open_) == "open upstream: see docs/upstream/y/"
+    assert upstream_note(open_) == "open upstream: see docs/upstream/y/ (its PR; in tdcompat's sdist and repository)"
 
 
 # -- version history: one place per patch, rendered in docs/compatibility.md ------------------
