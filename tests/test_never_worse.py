@@ -7,8 +7,10 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
 
 * ``o.__dict__[k] = v`` for a key a property shares, then ``o.k``: Dynamo returns ``v``
   where CPython calls the property (silently wrong on 2.8-2.12; a break on 2.5-2.7;
-  right on 2.13+). ``instance-dict-writes`` graph-breaks on the write (<2.12),
-  ``dunder-dict-replay`` on 2.12.
+  right on 2.13+). ``instance-dict-writes`` graph-breaks on the read ``o.k`` on 2.8-2.11
+  (where Dynamo replays the write itself right) and on the write on 2.5-2.7;
+  ``dunder-dict-replay`` on the write on 2.12. Without the read the write compiles on
+  2.8-2.11 (``test_hidden_write_compiles``).
 * ``del m.__dict__[k]`` then ``m._modules[k] = sub`` on a module (``remove_from`` in
   ``nn.Module.__setattr__``): Dynamo replays the deletion as ``del m.k`` after the
   ``_modules`` update and deletes the new submodule (natively on 2.12). On 2.5-2.11
@@ -19,8 +21,9 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
   a class attribute: ``dunder-dict-replay`` breaks.
 * ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
   (2.6-2.11): natively a write into a guarded copy of ``m.__dict__``; with
-  ``mapping-dunder-dict`` a break (tdcompat does not model instance-dict writes a data
-  descriptor hides before 2.12, where Dynamo would replay them as ``setattr``).
+  ``mapping-dunder-dict`` a break on 2.6-2.7 (Dynamo would replay the write as
+  ``setattr``, through the property) and compiled on 2.8-2.11. Deleting such a key
+  (``pop``, ``del``) still breaks before 2.12: Dynamo replays it as ``del o.k``.
 """
 
 from __future__ import annotations
@@ -157,5 +160,61 @@ def test_left_to_eager_equals_eager(fn, cls):
             vary(expected_args)
             vary(got_args)
         expected = snapshot((fn(*expected_args), expected_args))
+        got = snapshot((compiled(*got_args), got_args))
+        assert not diff(expected, got, "call"), diff(expected, got, "call")
+
+
+def write_hidden_read_back(o, x):
+    o.__dict__["p"] = x * 2
+    return o.__dict__["p"] + 1
+
+
+def vars_write_hidden_read_back(o, x):
+    vars(o)["p"] = x + 3
+    return vars(o)["p"] * 2
+
+
+def setdefault_hidden_absent(o, x):
+    return o.__dict__.setdefault("p", x - 1) * 2
+
+
+HIDDEN_WRITES = [(fn, cls) for fn in (write_hidden_read_back, vars_write_hidden_read_back, setdefault_hidden_absent)
+                 for cls in (Shadowed, ShadowedMapping)]
+
+
+def _hidden_writes_compile() -> bool:
+    """Where tdcompat lets a write through ``__dict__`` under a property compile: 2.8-2.11
+    (Dynamo replays it with ``object_setattr_ignore_descriptor``) and 2.13 on (natively).
+    2.5-2.7 would replay it through the property and 2.12 as ``setattr``: a graph break."""
+    from packaging.version import Version
+
+    release = Version(Version(torch.__version__.split("+")[0]).base_version)
+    return Version("2.8") <= release < Version("2.12") or release >= Version("2.13")
+
+
+@pytest.mark.parametrize("fn, cls", HIDDEN_WRITES, ids=[f"{f.__name__}-{c.__name__}" for f, c in HIDDEN_WRITES])
+def test_hidden_write_compiles(fn, cls):
+    """Fuzzer seeds 112, 130 and 190 of seed 0 on 2.9-2.10 ("regressed": plain torch compiled them
+    under fullgraph=True, tdcompat broke on the write): only a later ``o.p`` needs the break.
+    Each program reads back what it wrote, in the frame, and must equal eager on two calls
+    with different inputs; where the write cannot compile it must be a graph break, not a
+    wrong result."""
+    from torch._dynamo.exc import Unsupported
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", fullgraph=True)
+    for call in (1, 2):
+        torch.manual_seed(call)
+        expected_args = (cls(), torch.randn(3))
+        torch.manual_seed(call)
+        got_args = (cls(), torch.randn(3))
+        if call == 2:
+            vary(expected_args)
+            vary(got_args)
+        expected = snapshot((fn(*expected_args), expected_args))
+        if not _hidden_writes_compile():
+            with pytest.raises(Unsupported):
+                compiled(*got_args)
+            return
         got = snapshot((compiled(*got_args), got_args))
         assert not diff(expected, got, "call"), diff(expected, got, "call")

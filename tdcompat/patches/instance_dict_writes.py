@@ -73,7 +73,8 @@ whether a key is present in an input object's ``__dict__`` are guarded
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..dynamo_api import bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, realize
+from ..dynamo_api import (
+    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, realize)
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -113,8 +114,30 @@ def _has_key(tx, obj, key) -> bool:
     return present
 
 
-def _check_key(tx, obj, key) -> None:
+def _replay_ignores_descriptor() -> bool:
+    """2.8-2.11: Dynamo replays a store made through ``obj.__dict__`` (``method_setattr_standard(...,
+    directly_update_dict=True)``) with ``utils.object_setattr_ignore_descriptor``, a ``__dict__``
+    write that leaves a data descriptor alone (``should_skip_descriptor_setter``). 2.7 replays it
+    with ``setattr``, which would run a property's setter."""
+    ignores = _cache.get("replay_ignores_descriptor")
+    if ignores is None:
+        from torch._dynamo import utils
+        from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+        ignores = _cache["replay_ignores_descriptor"] = (
+            _native_setitem() and hasattr(utils, "object_setattr_ignore_descriptor")
+            and hasattr(UserDefinedObjectVariable, "should_skip_descriptor_setter"))
+    return ignores
+
+
+def _check_key(tx, obj, key, deleting: bool = False) -> None:
+    """A write (or deletion) of a key a data descriptor of the class shares: the replay must
+    not go through the descriptor. A write compiles where Dynamo replays it as a ``__dict__``
+    write (2.8-2.11; a later ``obj.key`` then graph-breaks in :func:`_shadowed_read`); a
+    deletion (replayed as ``del obj.key``) and any write before 2.8 graph-break."""
     if is_data_descriptor(type(obj.value), key):
+        if not deleting and _replay_ignores_descriptor():
+            return
         from ..dynamo_api import graph_break
 
         graph_break(
@@ -150,7 +173,7 @@ def _store(tx, obj, key, value) -> None:
 
     from ..dynamo_api import graph_break
 
-    _check_key(tx, obj, key)
+    _check_key(tx, obj, key, deleting=isinstance(value, variables.DeletedVariable))
     side_effects = tx.output.side_effects
     # A sourced object missing from the side-effects table (an input MutableMapping
     # on 2.6-2.8 without mutable-mapping-setattr) would have its stores dropped.
@@ -266,11 +289,13 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         return DEFER
     if name == "__setitem__" and _native_setitem():
         # Dynamo's own __setitem__ (2.7+) records a store that a later `obj.key` returns even where
-        # a data descriptor (a property) wins in CPython (silently wrong on 2.8-2.11): those only.
+        # a data descriptor (a property) wins in CPython (silently wrong on 2.8-2.11): that read
+        # graph-breaks (_shadowed_read); 2.7 would replay the write through the descriptor.
         key = const_str(call_args[0]) if len(call_args) == 2 and not call_kwargs else None
         if key is None or not is_data_descriptor(type(obj.value), key):
             return DEFER
         _check_key(tx, obj, key)
+        return DEFER
     from torch._dynamo import variables
     from torch._dynamo.side_effects import SideEffects
 
@@ -321,7 +346,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         if len(call_args) > 2:
             return DEFER
         if _has_key(tx, obj, key):
-            _check_key(tx, obj, key)
+            _check_key(tx, obj, key, deleting=True)
             _check_delete(tx, obj, key)
             value = _read(tx, obj, key)
             _store(tx, obj, key, variables.DeletedVariable())
@@ -331,6 +356,45 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         _missing_key(tx, obj, name, key)
     return DEFER
 
+
+
+def _shadowed_read_gate(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver with no store made
+    through its ``__dict__`` in this frame (nearly all of them) goes straight to Dynamo, after
+    attribute reads only (a lazy tracker not realized yet has had no such store)."""
+    try:
+        obj = args[1]
+        if type(obj).__module__ == LAZY_MODULE:
+            obj = obj.__dict__["_cache"].vt
+        other = obj is None or not obj.attrs_directly_modifed_on_dict  # (sic) 2.7 on
+    except Exception:  # noqa: BLE001 - not a user object (no such set), or an odd call
+        other = True
+    if other:
+        return wrapped(*args, **kwargs)
+    return _shadowed_read(wrapped, instance, args, kwargs)
+
+
+@fail_safe("instance-dict-writes")
+def _shadowed_read(wrapped, instance, args, kwargs):
+    """``obj.key`` after ``obj.__dict__[key] = v`` in the frame, for a key a data descriptor
+    (a property) of the class shares: CPython calls the descriptor, Dynamo 2.8-2.11 returns
+    ``v`` from the side-effects table (``call_getattr``'s pending-mutation shortcut; silently
+    wrong). A graph break: by then the write has been replayed into ``__dict__`` and the
+    read runs for real."""
+    if kwargs or len(args) not in (3, 4):
+        return DEFER
+    tx, obj, name_var = args[:3]
+    obj = realize(obj)
+    name = const_str(name_var)
+    if (name is None or name not in obj.attrs_directly_modifed_on_dict
+            or not is_data_descriptor(type(obj.value), name)
+            or not tx.output.side_effects.has_pending_mutation_of_attr(obj, name)):
+        return DEFER
+    from ..dynamo_api import graph_break
+
+    graph_break("read of an attribute a data descriptor shadows after a __dict__ write", f"{obj}.{name}",
+                f"{type(obj.value).__qualname__}.{name} is a data descriptor: CPython calls it, "
+                "Dynamo would return what was written to the instance dictionary")
 
 
 PATCH = Patch(
@@ -349,6 +413,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _shadowed_read_gate,
+               params=("tx", "obj", "name_var")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",
