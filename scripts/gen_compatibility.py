@@ -96,7 +96,8 @@ def main() -> int:
     methods: dict = {}
     for patch in ALL_PATCHES:
         for target in patch.targets:
-            methods.setdefault(target.qualname, []).append(f"`{patch.name}` (`{patch.torch}`)")
+            added = ", added: the method upstream's fix introduced" if target.added else ""
+            methods.setdefault(target.qualname, []).append(f"`{patch.name}` (`{patch.torch}`{added})")
     for qualname in sorted(methods):
         lines.append(f"| `{qualname}` | " + ", ".join(methods[qualname]) + " |")
     lines += [""] + history_lines(ALL_PATCHES)

@@ -125,12 +125,22 @@ def _check_params(target: Target, raw: Any) -> None:
         )
 
 
+def _not_handled(*args: Any, **kwargs: Any) -> None:
+    """What an ``added`` target wraps: ``None``, which Dynamo's ``call_<builtin>`` dispatch
+    reads as "no handler here" (so a handler that defers leaves Dynamo as it was)."""
+    return None
+
+
 def _prepare(target: Target) -> tuple:
     owner = resolve(f"{target.module}:{target.owner}")
     if not isinstance(owner, type):
         raise NotApplicable(f"{target.module}:{target.owner} is not a class")
     own = vars(owner).get(target.attribute, _MISSING)
     raw = own if own is not _MISSING else _raw_lookup(owner, target.attribute)
+    if target.added:
+        if raw is not _MISSING:
+            raise NotApplicable(f"{target.qualname} exists already (the upstream fix is in)")
+        return owner, _MISSING, _not_handled
     if raw is _MISSING:
         raise NotApplicable(f"{target.qualname} does not exist")
     if own is _MISSING and not target.inherited:

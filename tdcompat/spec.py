@@ -27,7 +27,12 @@ class Target:
     changed signature makes the patch inapplicable instead of wrong. An
     ``optional`` target that this torch does not have is left out (the method
     was renamed between releases: list each name as an optional target); a
-    patch needs at least one target installed.
+    patch needs at least one target installed. An ``added`` target is a method this
+    torch's class lacks and a later release added (the upstream fix *is* that method,
+    e.g. ``BuiltinVariable.call_vars`` in 2.9): the handler is installed as a new class
+    attribute around a stub that returns ``None`` (what Dynamo reads as "no handler"
+    for a ``call_<builtin>``), revert deletes it, and a class that already has the
+    method makes the patch not applicable.
     """
 
     module: str
@@ -37,6 +42,7 @@ class Target:
     inherited: bool = False
     params: Tuple[str, ...] = ()
     optional: bool = False
+    added: bool = False
 
     @property
     def qualname(self) -> str:

@@ -157,6 +157,29 @@ def test_optional_targets_none_present_is_not_applicable():
     assert "greet_v1" not in vars(Base) and "greet_v2" not in vars(Base)
 
 
+def test_added_target_adds_the_method_and_revert_deletes_it():
+    """An upstream fix that *is* a new method (``BuiltinVariable.call_vars`` in 2.9): added,
+    and a handler that defers gets the stub's ``None`` (Dynamo's "no handler")."""
+    patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
+                  targets=(Target(MODULE, "Base", "call_vars", answering("double", "x", "handled"), added=True),))
+    reg = Registry([patch])
+    assert reg.apply("double", strict=False) is State.APPLIED
+    assert Base().call_vars("x") == "handled" and Base().call_vars("y") is None
+    assert Child().call_vars("x") == "handled"
+    reg.revert("double", "t")
+    assert "call_vars" not in vars(Base) and not hasattr(Child(), "call_vars")
+
+
+def test_added_target_on_a_class_that_has_it_is_not_applicable():
+    patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
+                  targets=(Target(MODULE, "Base", "greet", shout, added=True),))
+    original = vars(Base)["greet"]
+    reg = Registry([patch])
+    with pytest.warns(TdcompatWarning, match="greet exists already"):
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+    assert vars(Base)["greet"] is original
+
+
 def test_inherited_method_refused_unless_declared():
     reg = Registry([make(owner="Child")])
     with pytest.warns(TdcompatWarning, match="no longer defined on Child itself"):

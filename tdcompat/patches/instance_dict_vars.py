@@ -10,11 +10,9 @@ This entry does exactly that, for the receivers of ``instance-dict-writes``
 everything else (``vars()`` without argument, modules, classes, ...) defers.
 The writes through the dictionary it returns are ``instance-dict-writes``'s.
 
-It is a separate entry because its range differs (<2.9). It handles
-``BuiltinVariable.call_function`` (torch/_dynamo/variables/builtin.py), where every
-traced call of a builtin is dispatched, for the builtin ``vars`` only: there is no
-``call_vars`` to wrap before 2.9 (upstream added exactly that method), and the one
-identity test of its gate is what every other builtin call pays.
+It is a separate entry because its range differs (<2.9). It adds upstream's fix
+itself, ``BuiltinVariable.call_vars``, which ``BuiltinVariable._make_handler`` looks
+up by name for the builtin ``vars`` only: no other traced call pays anything.
 """
 
 from __future__ import annotations
@@ -24,27 +22,15 @@ from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
 
 
-def _call_function_gate(wrapped, instance, args, kwargs):
-    """What is installed: a builtin other than ``vars`` goes straight to Dynamo (one identity test)."""
-    try:
-        other = instance.fn is not vars
-    except AttributeError:  # an odd receiver: the handler defers it
-        other = False
-    if other:
-        return wrapped(*args, **kwargs)
-    return _call_function(wrapped, instance, args, kwargs)
-
-
 @fail_safe("instance-dict-vars")
-def _call_function(wrapped, instance, args, kwargs):
-    """``BuiltinVariable(vars).call_function(tx, [obj], {})``: what ``BuiltinVariable.call_vars``
-    does from 2.9 on, for the receivers whose ``__dict__`` is their attribute storage."""
-    if len(args) != 3 or kwargs:
+def _call_vars(wrapped, instance, args, kwargs):
+    """``BuiltinVariable(vars).call_vars(tx, obj)``: what 2.9's method does, for the receivers
+    whose ``__dict__`` is their attribute storage; anything else (``vars()``, modules,
+    classes, ...) defers, and Dynamo then breaks as it did without the method."""
+    if len(args) != 2 or kwargs:
         return DEFER
-    tx, call_args, call_kwargs = args
-    if call_kwargs or not isinstance(call_args, (list, tuple)) or len(call_args) != 1:
-        return DEFER
-    obj = realize(call_args[0])
+    tx, obj = args
+    obj = realize(obj)
     if type(obj) not in instance_dict_receiver_types():
         return DEFER
     return obj.var_getattr(tx, "__dict__")
@@ -59,8 +45,7 @@ PATCH = Patch(
     torch="<2.9",
     fixed_upstream="2.9: BuiltinVariable.call_vars",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_function", _call_function_gate,
-               params=("tx", "args", "kwargs")),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_vars", _call_vars, added=True),
     ),
     # vars(m) is m.__dict__: for an input mapping on 2.6-2.8 a stale copy without it; and
     # vars(o)[k] for a k a property shadows reads the property without instance-dict-writes'
