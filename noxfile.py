@@ -75,9 +75,9 @@ def _tests_session(minor: str):
         install(session, minor)
         # Random order proves the isolation rule of tests/conftest.py on every run; the
         # differential fuzzer (tests/test_fuzz.py) runs a fixed seeded set of programs on
-        # each release (the first 200 of seed 0), the same set on every machine, so that the
+        # each release (the first 600 of seed 0, 2-5 minutes), the same set on every machine, so that the
         # divergences still open (tests/fuzz_known.json) are exactly those it meets.
-        env = {"TDCOMPAT_FUZZ_PROGRAMS": os.environ.get("TDCOMPAT_FUZZ_PROGRAMS", "200")}
+        env = {"TDCOMPAT_FUZZ_PROGRAMS": os.environ.get("TDCOMPAT_FUZZ_PROGRAMS", "600")}
         session.run("python", "-m", "pytest", "-n", "2", "-p", "random_order", "--random-order", *session.posargs,
                     env=env)
 
