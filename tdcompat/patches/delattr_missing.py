@@ -81,10 +81,11 @@ def _call_delattr(wrapped, instance, args, kwargs):
         return DEFER
     name = name_var.as_python_constant()
     cls = type(obj.value)
-    if inspect.getattr_static(cls, "__delattr__", None) is _module_delattr():
+    delattr_fn = inspect.getattr_static(cls, "__delattr__", None)
+    if delattr_fn is _module_delattr():
         _refuse_unchecked_module_deletion(tx, obj, name)
         return DEFER
-    if inspect.getattr_static(cls, "__delattr__", None) is not object.__delattr__:
+    if delattr_fn is not object.__delattr__:
         return DEFER
     if is_data_descriptor(cls, name):
         return DEFER

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from ..spec import Patch, Target
 from ..dynamo_api import (
-    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, realize)
+    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, peek, realize)
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -365,7 +365,7 @@ def _shadowed_read_gate(wrapped, instance, args, kwargs):
     try:
         obj = args[1]
         if type(obj).__module__ == LAZY_MODULE:
-            obj = obj.__dict__["_cache"].vt
+            obj = peek(obj)[0]  # the realized tracker, or None: not realized, so no store yet
         other = obj is None or not obj.attrs_directly_modifed_on_dict  # (sic) 2.7 on
     except Exception:  # noqa: BLE001 - not a user object (no such set), or an odd call
         other = True
