@@ -218,3 +218,45 @@ def test_hidden_write_compiles(fn, cls):
             return
         got = snapshot((compiled(*got_args), got_args))
         assert not diff(expected, got, "call"), diff(expected, got, "call")
+
+
+class CtxModule(torch.nn.Module):
+    """A module with ``__enter__``/``__exit__``: Dynamo tracks one made in the frame as a user
+    object (as it does a ``TensorDictParams``), and traces ``nn.Module.__delattr__`` on it."""
+
+    def __init__(self, x):
+        super().__init__()
+        self.w = torch.nn.Parameter(x + 1)
+        self.a = 3
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def delete_on_module_made_in_frame(x):
+    out = []
+    m = CtxModule(x)
+    try:
+        del m.foo
+    except AttributeError:
+        out.append("AttributeError")
+    del m.a
+    out.append(hasattr(m, "a"))
+    return out, x + 1
+
+
+def test_delete_on_module_made_in_frame_equals_eager():
+    """Fuzzer seed 11002453 of seed 11 on 2.8 (``del o.missing`` on a ``TensorDictParams``
+    built in the frame): ``super().__delattr__`` records the deletion without a lookup, so
+    the missing one raised nothing (wrong on 2.8 with and without tdcompat); now a graph
+    break. Two calls with different inputs, compared with eager."""
+    torch._dynamo.reset()
+    compiled = torch.compile(delete_on_module_made_in_frame, backend="eager")
+    for call in (1, 2):
+        x = torch.randn(3) * call
+        expected = snapshot(delete_on_module_made_in_frame(x.clone()))
+        got = snapshot(compiled(x.clone()))
+        assert not diff(expected, got, "call"), diff(expected, got, "call")
