@@ -2,6 +2,7 @@
 
     python benchmarks/run.py workloads [--backend eager|aot_eager|inductor] [--smoke]
     python benchmarks/run.py neutral [--reps 15] [--retraces 5] [--calls-only] [--callers] [--smoke]
+    python benchmarks/run.py neutral --instructions    # needs valgrind: machine instructions per trace
     python benchmarks/run.py import [--reps 30] [--smoke]
 
 Every variant runs in its own fresh interpreter (``--one`` mode below), so
@@ -168,6 +169,48 @@ def one_times(name: str, variant: str, backend: str, retraces: int) -> dict:
     return {"workload": name, "variant": variant, "cold_s": cold, "retrace_s": warm}
 
 
+def one_traced(name: str, variant: str, backend: str) -> dict:
+    """Runs in the child, under ``valgrind --tool=callgrind --instr-atstart=no``: one trace
+    (after two untimed ones: lazy imports and caches) with instrumentation switched on for
+    it alone, so callgrind's instruction count is that of tracing and nothing else."""
+    import subprocess as sp
+
+    fn, args = _first_call(name, variant, backend)
+    import torch._dynamo
+
+    for _ in range(2):
+        fn(*args)
+        torch._dynamo.reset()
+    sp.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
+    fn(*args)
+    sp.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True, capture_output=True)
+    return {}
+
+
+def _neutral_instructions(name: str, backend: str) -> None:
+    """Machine instructions executed by one trace, active vs disabled (callgrind): repeatable to
+    about 0.01% with a fixed ``PYTHONHASHSEED``, where wall-clock time on a shared machine is not."""
+    import tempfile
+
+    counts = {}
+    for mode, variant in NEUTRAL_MODES:
+        with tempfile.TemporaryDirectory(prefix="tdcompat-cg-") as where:
+            out = os.path.join(where, "callgrind.out")
+            proc = subprocess.run(
+                ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                 sys.executable, __file__, "--one-traced", name, variant, backend],
+                capture_output=True, text=True,
+                env={**os.environ, "PYTHONHASHSEED": HASHSEED, "OMP_NUM_THREADS": "1",
+                     "TORCHINDUCTOR_CACHE_DIR": where})
+            found = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
+            if proc.returncode != 0 or not found:
+                raise RuntimeError(proc.stderr[-3000:])
+            counts[mode] = int(found.group(1).replace(",", ""))
+    a, d = counts["active"], counts["disabled"]
+    print(f"{name:<22} {'instructions':<18} active {a:>11}  disabled {d:>11}  "
+          f"ratio {a / d:.4f}  (+{100 * (a / d - 1):.2f}%)")
+
+
 def one_ab(name: str, backend: str, rounds: int) -> dict:
     """Runs in the child: tracing time with tdcompat applied and reverted in turn, in one
     interpreter (``tdcompat.unpatch()`` puts back Dynamo's own methods; Dynamo is reset
@@ -280,6 +323,10 @@ def neutral(args) -> None:
     import workloads as W
 
     names = args.only or list(W.NEUTRAL)
+    if args.instructions:
+        for name in names:
+            _neutral_instructions(name, args.backend)
+        return
     for name in names:
         _neutral_calls(name, args.backend, args.callers)
     if args.calls_only:
@@ -377,6 +424,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["--one-calls"]:
         print(json.dumps(one_calls(*argv[1:5])))
         return 0
+    if argv[:1] == ["--one-traced"]:
+        print(json.dumps(one_traced(*argv[1:4])))
+        return 0
     if argv[:1] == ["--one-ab"]:
         name, backend, rounds = argv[1:4]
         print(json.dumps(one_ab(name, backend, int(rounds))))
@@ -394,6 +444,8 @@ def main(argv=None) -> int:
     parser.add_argument("--ab-rounds", type=int, default=40, help="neutral: in-process active/disabled trace pairs")
     parser.add_argument("--calls-only", action="store_true", help="neutral: only the call counts")
     parser.add_argument("--callers", action="store_true", help="neutral: the functions whose call counts differ")
+    parser.add_argument("--instructions", action="store_true",
+                        help="neutral: machine instructions of one trace under callgrind (needs valgrind)")
     parser.add_argument("--steps-too", action="store_true", help="neutral: also time steady-state steps")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json", action="store_true")

@@ -97,6 +97,9 @@ def main() -> int:
     for patch in ALL_PATCHES:
         for target in patch.targets:
             added = ", added: the method upstream's fix introduced" if target.added else ""
+            if target.when is not None:
+                when = (target.when.__doc__ or target.when.__name__).strip().splitlines()[0].rstrip(".")
+                added += "; installed " + (when[:1].lower() + when[1:]).replace("``", "`")
             methods.setdefault(target.qualname, []).append(f"`{patch.name}` (`{patch.torch}`{added})")
     for qualname in sorted(methods):
         lines.append(f"| `{qualname}` | " + ", ".join(methods[qualname]) + " |")

@@ -151,10 +151,22 @@ def _prepare(target: Target) -> tuple:
     return owner, own, raw
 
 
+def _serves_this_torch(target: Target) -> bool:
+    if target.when is None:
+        return True
+    try:
+        return bool(target.when())
+    except Exception:  # noqa: BLE001 - unsure: install it (the handler defers by itself)
+        return True
+
+
 def install(patch: Patch) -> List[Installed]:
-    """Wrap every target of ``patch``; all or nothing."""
+    """Wrap every target of ``patch`` this torch has a use for; all or nothing."""
     prepared, absent = [], []
     for target in patch.targets:
+        if not _serves_this_torch(target):
+            absent.append(f"{target.qualname}: not needed on this torch")
+            continue
         try:
             prepared.append((target, *_prepare(target)))
         except NotApplicable as exc:

@@ -32,7 +32,12 @@ class Target:
     e.g. ``BuiltinVariable.call_vars`` in 2.9): the handler is installed as a new class
     attribute around a stub that returns ``None`` (what Dynamo reads as "no handler"
     for a ``call_<builtin>``), revert deletes it, and a class that already has the
-    method makes the patch not applicable.
+    method makes the patch not applicable. ``when`` (called once at install, with
+    Dynamo imported) says whether the Dynamo code path the handler serves exists on
+    this torch: where it returns False the handler could only defer, so it is left
+    out and that method is not wrapped for it (the first line of its docstring is what
+    the docs say); a ``when`` that raises counts as True (the handler then defers by
+    itself).
     """
 
     module: str
@@ -43,6 +48,7 @@ class Target:
     params: Tuple[str, ...] = ()
     optional: bool = False
     added: bool = False
+    when: Optional[Callable[[], bool]] = None
 
     @property
     def qualname(self) -> str:

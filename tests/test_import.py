@@ -55,6 +55,9 @@ def test_import_twice_and_reload_do_not_double_wrap():
                 raw = vars(owner).get(t.attribute)
                 if raw is None:
                     continue  # an optional target this torch does not have
+                if t.qualname not in handlers:
+                    assert t.when is not None and not t.when(), t.qualname  # left out: of no use here
+                    continue
                 depth = 0
                 while hasattr(raw, "__wrapped__") and type(raw).__name__ == "FunctionWrapper":
                     raw, depth = raw.__wrapped__, depth + 1

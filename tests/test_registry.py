@@ -157,6 +157,37 @@ def test_optional_targets_none_present_is_not_applicable():
     assert "greet_v1" not in vars(Base) and "greet_v2" not in vars(Base)
 
 
+def patch_of(*targets):
+    return Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5", targets=targets)
+
+
+def test_target_this_torch_has_no_use_for_is_left_out():
+    """``when`` False: that method is not wrapped (no cost on this torch); the patch's other
+    targets go in. A ``when`` that raises counts as True (the handler defers by itself)."""
+    def never():
+        """Only where never."""
+        return False
+
+    def broken():
+        raise RuntimeError("odd torch")
+
+    original = vars(Base)["greet"]
+    reg = Registry([patch_of(Target(MODULE, "Base", "greet", shout, when=never),
+                             Target(MODULE, "Other", "greet", shout, when=broken))])
+    assert reg.apply("double", strict=False) is State.APPLIED
+    assert vars(Base)["greet"] is original and Base().greet("x") == "hello x"
+    assert Other().greet("x") == "HELLO X"
+    reg.revert("double", "t")
+    assert Other().greet("x") == "hi x"
+
+
+def test_patch_whose_every_target_is_unused_is_not_applicable():
+    reg = Registry([patch_of(Target(MODULE, "Base", "greet", shout, when=lambda: False))])
+    with pytest.warns(TdcompatWarning, match="greet: not needed on this torch"):
+        assert reg.apply("double", strict=False) is State.NOT_APPLICABLE
+    assert "greet" in vars(Base) and Base().greet("x") == "hello x"
+
+
 def test_added_target_adds_the_method_and_revert_deletes_it():
     """An upstream fix that *is* a new method (``BuiltinVariable.call_vars`` in 2.9): added,
     and a handler that defers gets the stub's ``None`` (Dynamo's "no handler")."""
@@ -529,3 +560,33 @@ def test_compatibility_doc_renders_every_history():
         assert f"### `{patch.name}` (`{patch.torch}`)" in doc, f"{patch.name}: no history heading in {fh.name}"
     assert "\n".join(gen.history_lines(_real_patches())) in doc, (
         "docs/compatibility.md is stale: run python scripts/gen_compatibility.py")
+
+
+#: Where each real target's ``when`` says its handler is of use (what the docs render), as measured.
+WHEN_RELEASES = {
+    ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.12",
+    ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
+}
+
+
+def test_every_when_is_listed():
+    from tdcompat.patches import ALL_PATCHES
+
+    listed = {(p.name, f"{t.owner}.{t.attribute}") for p in ALL_PATCHES for t in p.targets if t.when is not None}
+    assert listed == set(WHEN_RELEASES)
+
+
+@pytest.mark.parametrize("key", sorted(WHEN_RELEASES), ids="/".join)
+def test_when_holds_on_the_releases_it_names(key):
+    """A target left out on a torch is left out because that Dynamo code path is missing there,
+    and on no other torch (checked on every release the suite runs on)."""
+    import torch._dynamo  # noqa: F401
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from tdcompat.patches import ALL_PATCHES
+
+    patch = next(p for p in ALL_PATCHES if p.name == key[0])
+    target = next(t for t in patch.targets if f"{t.owner}.{t.attribute}" == key[1])
+    release = Version(Version(torch.__version__).base_version)
+    assert bool(target.when()) == (release in SpecifierSet(WHEN_RELEASES[key])), torch.__version__

@@ -115,7 +115,9 @@ def _has_key(tx, obj, key) -> bool:
 
 
 def _replay_ignores_descriptor() -> bool:
-    """2.8-2.11: Dynamo replays a store made through ``obj.__dict__`` (``method_setattr_standard(...,
+    """Only where a ``__dict__`` store replays past a data descriptor (2.8-2.11).
+
+    There Dynamo replays a store made through ``obj.__dict__`` (``method_setattr_standard(...,
     directly_update_dict=True)``) with ``utils.object_setattr_ignore_descriptor``, a ``__dict__``
     write that leaves a data descriptor alone (``should_skip_descriptor_setter``). 2.7 replays it
     with ``setattr``, which would run a property's setter."""
@@ -414,7 +416,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _shadowed_read_gate,
-               params=("tx", "obj", "name_var")),
+               params=("tx", "obj", "name_var"), when=_replay_ignores_descriptor),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",

@@ -152,6 +152,11 @@ def _inline(tx, fn, args, kwargs):
     return tx.inline_user_function_return(function_variable(fn), list(args), dict(kwargs))
 
 
+def _has_construct_dict() -> bool:
+    """Only where Dynamo has the polyfill ``construct_dict`` (2.7 on): before, ``dict(x)`` never inlines it."""
+    return _load().construct_dict is not None
+
+
 # -- gates: what is installed; everything that is not the pattern goes straight to Dynamo --
 
 
@@ -312,6 +317,7 @@ PATCH = Patch(
             "inline_user_function_return",
             _inline_user_function_return_gate,
             params=("fn", "args", "kwargs"),
+            when=_has_construct_dict,
         ),
     ),
     requires=(
