@@ -235,6 +235,17 @@ def walk_parameters(m, x):
     return x
 
 
+def module_in_set(m, x):
+    """``nn.Module.named_modules()``' memo: a module (tracked, its attributes read) whose class
+    defines ``__hash__`` goes into a set, and membership is asked of it and of another module."""
+    inner = m.inner
+    y = x * inner.w
+    memo = set()
+    memo.add(inner)
+    seen = {inner: "inner"}
+    return y, inner in memo, m in memo, len(memo), seen.get(inner), seen.get(m, "absent")
+
+
 def _id_hashed():
     return IdHashed(), torch.randn(3)
 
@@ -252,6 +263,11 @@ CASES = CASES + (
          doc="TensorDictParams.__hash__'s `hash((id(self), id(self.__dict__.get('_param_td'))))`"),
     # 2.5-2.9 never trace the __hash__; 2.11-2.12 refuse the set membership itself ("User-defined
     # object with overridden __hash__", with tdcompat too); 2.13 on: ok.
+    Case("hash_module_in_set", ("module-overridden-hash",), module_in_set, _walks_id_hashed,
+         # Measured without tdcompat: ok on 2.5.1-2.9.1 and 2.13.0-2.15.0; on 2.10.0, 2.11.0, 2.12.1
+         # "User-defined object with overridden __hash__" (raise_on_overridden_hash).
+         unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK, detail="^Unsupported: User-defined object with overridden __hash__"),),
+         doc="a module whose class defines __hash__ in a set and as a dict key (named_modules' memo)"),
     Case("hash_module_walk", ("hash-constant-fold",), walk_parameters, _walks_id_hashed, torch="<2.11",
          unpatched=(Expect("==2.10.*", GRAPH_BREAK),),
          doc="`for p in self.parameters()` over a submodule with that __hash__ (TorchRL's _default_device)"),

@@ -34,6 +34,7 @@ _PATCH_MODULES = (
     "deepcopy_constant",
     "dataclasses_inline",
     "hash_constant_fold",
+    "module_overridden_hash",
     "class_hasattr",
     "module_deleted_attr",
 )

@@ -115,7 +115,7 @@ def _has_key(tx, obj, key) -> bool:
 
 
 def _replay_ignores_descriptor() -> bool:
-    """Only where a ``__dict__`` store replays past a data descriptor (2.8-2.11).
+    """Only where a ``__dict__`` store replays past a data descriptor (2.8-2.12; the patch ends at 2.11).
 
     There Dynamo replays a store made through ``obj.__dict__`` (``method_setattr_standard(...,
     directly_update_dict=True)``) with ``utils.object_setattr_ignore_descriptor``, a ``__dict__``
