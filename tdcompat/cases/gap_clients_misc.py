@@ -246,6 +246,38 @@ def module_in_set(m, x):
     return y, inner in memo, m in memo, len(memo), seen.get(inner), seen.get(m, "absent")
 
 
+class OverridesParameters(torch.nn.Module):
+    """TorchRL's ``LossModule``: ``named_parameters``/``parameters`` overridden as generators
+    (so Dynamo inlines ``nn.Module.named_modules`` and its memo set), over a submodule whose
+    class defines ``__hash__`` (tensordict's ``TensorDictParams``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = IdHashed()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        for name, p in super().named_parameters(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
+            yield name, p
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+
+def default_device(m, x):
+    """TorchRL's ``LossModule._default_device``, after the module's attributes were read."""
+    y = x * m.inner.w
+    devices = set()
+    for p in m.parameters():
+        devices.add(p.device)
+    return y, len(devices), next(iter(devices)) if len(devices) == 1 else None
+
+
+def _overrides_parameters():
+    return OverridesParameters(), torch.randn(3)
+
+
 def _id_hashed():
     return IdHashed(), torch.randn(3)
 
@@ -262,12 +294,16 @@ CASES = CASES + (
          unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="TensorDictParams.__hash__'s `hash((id(self), id(self.__dict__.get('_param_td'))))`"),
     # 2.5-2.9 never trace the __hash__; 2.11-2.12 refuse the set membership itself ("User-defined
-    # object with overridden __hash__", with tdcompat too); 2.13 on: ok.
+    # object with overridden __hash__": module-overridden-hash, cases hash_module_in_set and
+    # hash_module_default_device); 2.13 on: ok.
     Case("hash_module_in_set", ("module-overridden-hash",), module_in_set, _walks_id_hashed,
          # Measured without tdcompat: ok on 2.5.1-2.9.1 and 2.13.0-2.15.0; on 2.10.0, 2.11.0, 2.12.1
          # "User-defined object with overridden __hash__" (raise_on_overridden_hash).
          unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK, detail="^Unsupported: User-defined object with overridden __hash__"),),
          doc="a module whose class defines __hash__ in a set and as a dict key (named_modules' memo)"),
+    Case("hash_module_default_device", ("hash-constant-fold", "module-overridden-hash"), default_device,
+         _overrides_parameters, unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK),),
+         doc="TorchRL's _default_device: overridden parameters() walking a submodule whose class defines __hash__"),
     Case("hash_module_walk", ("hash-constant-fold",), walk_parameters, _walks_id_hashed, torch="<2.11",
          unpatched=(Expect("==2.10.*", GRAPH_BREAK),),
          doc="`for p in self.parameters()` over a submodule with that __hash__ (TorchRL's _default_device)"),
