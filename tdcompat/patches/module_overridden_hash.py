@@ -19,9 +19,11 @@ The fix: a module tracker is hashable again, as up to 2.9, with its hash compute
 by the module's own ``__hash__`` at trace time (Dynamo's ``get_python_hash``) and
 set/dict membership by identity (``is_python_equal``), which is CPython's whenever
 distinct modules have distinct hashes (an identity-derived ``__hash__``, as
-``TensorDictParams``'): eager calls ``__eq__`` only for equal hashes. Left alone:
-every other user object (a value-based ``__hash__`` with a matching ``__eq__``
-makes distinct objects one element in CPython, which identity cannot model).
+``TensorDictParams``'): eager calls ``__eq__`` only for equal hashes. Where two
+distinct objects do meet with equal hashes (a value-based ``__hash__``: CPython
+would ask ``__eq__`` and may merge them), Dynamo asks ``is_python_equal``, and
+that graph-breaks instead of answering by identity. Left alone: every other user
+object.
 """
 
 from __future__ import annotations
@@ -36,16 +38,31 @@ NAME = "module-overridden-hash"
 def _is_python_hashable(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.is_python_hashable()``: True for a module tracker whose
     class defines a ``__hash__`` (the case ``raise_on_overridden_hash`` refuses)."""
-    if args or kwargs:
-        return DEFER
-    from ..dynamo_api import module_tracker_types
-
-    if type(instance) not in module_tracker_types():
-        return DEFER
-    cls = type(instance.value)
-    if vars(cls).get("__hash__") is None:  # not overridden here (Dynamo allows it), or unhashable
+    if args or kwargs or not _accepted(instance):  # __hash__ not overridden (Dynamo allows it), or None
         return DEFER
     return True
+
+
+def _accepted(vt) -> bool:
+    from ..dynamo_api import module_tracker_types
+
+    return type(vt) in module_tracker_types() and vars(type(vt.value)).get("__hash__") is not None
+
+
+@fail_safe(NAME)
+def _is_python_equal(wrapped, instance, args, kwargs):
+    """``UserDefinedObjectVariable.is_python_equal(other)``: Dynamo asks it of dict/set keys
+    whose hashes are equal. Two distinct objects there, one of them a module accepted
+    above: CPython would call ``__eq__`` (and may find them equal); a graph break."""
+    if len(args) != 1 or kwargs:
+        return DEFER
+    other = args[0]
+    if not _accepted(instance) or getattr(other, "value", None) is instance.value:
+        return DEFER
+    from ..dynamo_api import graph_break
+
+    graph_break("distinct keys with equal hashes", f"{instance} == {other}",
+                f"{type(instance.value).__qualname__} defines __hash__: CPython would ask __eq__")
 
 
 PATCH = Patch(
@@ -61,6 +78,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "is_python_hashable",
                _is_python_hashable),
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "is_python_equal",
+               _is_python_equal, params=("other",)),
     ),
     requires=("torch._dynamo.utils:raise_on_overridden_hash",),
     summary="modules whose class defines __hash__ go into sets and dicts again (named_modules' memo), as up to 2.9",
