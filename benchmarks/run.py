@@ -196,16 +196,11 @@ def _neutral_instructions(name: str, backend: str) -> None:
     for mode, variant in NEUTRAL_MODES:
         with tempfile.TemporaryDirectory(prefix="tdcompat-cg-") as where:
             out = os.path.join(where, "callgrind.out")
-            proc = subprocess.run(
-                ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-                 sys.executable, __file__, "--one-traced", name, variant, backend],
-                capture_output=True, text=True,
-                env={**os.environ, "PYTHONHASHSEED": HASHSEED, "OMP_NUM_THREADS": "1",
-                     "TORCHINDUCTOR_CACHE_DIR": where})
-            found = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
-            if proc.returncode != 0 or not found:
-                raise RuntimeError(proc.stderr[-3000:])
-            counts[mode] = int(found.group(1).replace(",", ""))
+            valgrind = ("valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}")
+            _isolated_child("--one-traced", name, variant, backend, prefix=valgrind,
+                            PYTHONHASHSEED=HASHSEED, OMP_NUM_THREADS="1")
+            with open(out) as fh:
+                counts[mode] = int(re.search(r"^totals:\s+(\d+)", fh.read(), re.M).group(1))
     a, d = counts["active"], counts["disabled"]
     print(f"{name:<22} {'instructions':<18} active {a:>11}  disabled {d:>11}  "
           f"ratio {a / d:.4f}  (+{100 * (a / d - 1):.2f}%)")
@@ -232,14 +227,15 @@ def one_ab(name: str, backend: str, rounds: int) -> dict:
     return {"workload": name, **times}
 
 
-def _child(*argv: str, env=None) -> dict:
-    proc = subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, env=env)
+def _child(*argv: str, env=None, prefix=()) -> dict:
+    """``prefix``: a command the child runs under (``valgrind ...``)."""
+    proc = subprocess.run([*prefix, sys.executable, __file__, *argv], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _isolated_child(*argv: str, **env: str) -> dict:
+def _isolated_child(*argv: str, prefix=(), **env: str) -> dict:
     """A child with its own empty compile cache directory: torch keeps state between
     processes there (2.15's profile-guided dynamic shapes), which would make one
     run depend on the runs before it."""
@@ -248,7 +244,7 @@ def _isolated_child(*argv: str, **env: str) -> dict:
 
     cache = tempfile.mkdtemp(prefix="tdcompat-bench-cache-")
     try:
-        return _child(*argv, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, **env})
+        return _child(*argv, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, **env}, prefix=prefix)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 

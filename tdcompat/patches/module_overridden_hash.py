@@ -34,19 +34,20 @@ from ..wrappers import DEFER, fail_safe
 NAME = "module-overridden-hash"
 
 
+def _accepted(vt) -> bool:
+    """A module tracker whose class defines a ``__hash__`` of its own (not ``None``)."""
+    from ..dynamo_api import module_tracker_types
+
+    return type(vt) in module_tracker_types() and vars(type(vt.value)).get("__hash__") is not None
+
+
 @fail_safe(NAME)
 def _is_python_hashable(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.is_python_hashable()``: True for a module tracker whose
     class defines a ``__hash__`` (the case ``raise_on_overridden_hash`` refuses)."""
-    if args or kwargs or not _accepted(instance):  # __hash__ not overridden (Dynamo allows it), or None
+    if args or kwargs or not _accepted(instance):  # Dynamo allows an inherited __hash__ itself
         return DEFER
     return True
-
-
-def _accepted(vt) -> bool:
-    from ..dynamo_api import module_tracker_types
-
-    return type(vt) in module_tracker_types() and vars(type(vt.value)).get("__hash__") is not None
 
 
 @fail_safe(NAME)
