@@ -19,6 +19,10 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
   the check that it equals eager without ``fullgraph``.
 * deletions through ``__dict__`` that 2.12 replays as ``del o.k`` through a property or
   a class attribute: ``dunder-dict-replay`` breaks.
+* the same reads on an object the frame makes (``o = C(); o.__dict__['p'] = v; o.p``;
+  fuzzer seeds 11000058, 11000424 of seed 11): silently wrong on 2.8-2.12 without tdcompat
+  (2.5-2.7 break); ``instance-dict-writes`` breaks on 2.8-2.11, ``dunder-dict-replay``
+  answers them from the class on 2.12 (``test_made_in_frame_equals_eager``).
 * ``m.__dict__.setdefault(k, d)`` on a ``MutableMapping`` whose property shares ``k``
   (2.6-2.11): natively a write into a guarded copy of ``m.__dict__``; with
   ``mapping-dunder-dict`` a break on 2.6-2.7 (Dynamo would replay the write as
@@ -184,12 +188,13 @@ HIDDEN_WRITES = [(fn, cls) for fn in (write_hidden_read_back, vars_write_hidden_
 
 def _hidden_writes_compile() -> bool:
     """Where tdcompat lets a write through ``__dict__`` under a property compile: 2.8-2.11
-    (Dynamo replays it with ``object_setattr_ignore_descriptor``) and 2.13 on (natively).
-    2.5-2.7 would replay it through the property and 2.12 as ``setattr``: a graph break."""
+    (Dynamo replays it with ``object_setattr_ignore_descriptor``), 2.12 (``dunder-dict-replay``
+    answers later reads of the key from the property) and 2.13 on (natively). 2.5-2.7 would
+    replay it through the property: a graph break."""
     from packaging.version import Version
 
     release = Version(Version(torch.__version__.split("+")[0]).base_version)
-    return Version("2.8") <= release < Version("2.12") or release >= Version("2.13")
+    return release >= Version("2.8")
 
 
 @pytest.mark.parametrize("fn, cls", HIDDEN_WRITES, ids=[f"{f.__name__}-{c.__name__}" for f, c in HIDDEN_WRITES])
@@ -305,3 +310,72 @@ def test_distinct_modules_with_equal_hashes_are_never_merged_wrongly():
             torch._dynamo.reset()
             with pytest.raises(Unsupported, match="equal hashes|overridden __hash__"):
                 torch.compile(modules_with_equal_hashes, backend="eager", fullgraph=True)(a, b, x.clone())
+
+
+class Hidden:
+    c = 5
+
+    def __init__(self, x):
+        self.a = x
+
+    @property
+    def p(self):
+        return 100
+
+
+def made_write_then_read(x):
+    o = Hidden(x)
+    o.__dict__["p"] = 3
+    return o.p * x, getattr(o, "p", None), hasattr(o, "p"), o
+
+
+def made_setdefault_then_read(x):
+    o = Hidden(x)
+    return o.__dict__.setdefault("p", 3), o.p * x, o
+
+
+def made_pop_then_hasattr(x):
+    o = Hidden(x)
+    o.__dict__["p"] = 3
+    return o.__dict__.pop("p", 4), hasattr(o, "p"), x + 1, o
+
+
+def made_delete_class_key_then_read(x):
+    o = Hidden(x)
+    o.__dict__["c"] = 3
+    o.__dict__.pop("c")
+    return hasattr(o, "c"), getattr(o, "c", 0) * x, o
+
+
+def made_dict_kept_then_read(x):
+    """The frame holds ``o.__dict__`` in a local and writes through it after the read."""
+    o = Hidden(x)
+    d = o.__dict__
+    d["p"] = 3
+    seen = o.p
+    d["q"] = x - 1
+    return seen, o.q, o
+
+
+MADE_IN_FRAME = [made_write_then_read, made_setdefault_then_read, made_pop_then_hasattr,
+                 made_delete_class_key_then_read, made_dict_kept_then_read]
+
+
+@pytest.mark.parametrize("fn", MADE_IN_FRAME, ids=[f.__name__ for f in MADE_IN_FRAME])
+def test_made_in_frame_equals_eager(fn):
+    """Reads of a key the frame wrote or deleted through ``__dict__`` on an object it made:
+    equal to eager on two calls (compiled, or broken where tdcompat breaks). Without tdcompat
+    2.8-2.12 return the written value for the property (silently wrong); on 2.12 tdcompat
+    compiles them under ``fullgraph=True``, checked here too."""
+    from packaging.version import Version
+
+    release = Version(Version(torch.__version__.split("+")[0]).base_version)
+    for fullgraph in (False, True) if release >= Version("2.12") else (False,):
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
+        for call in (1, 2):
+            torch.manual_seed(call)
+            x = torch.randn(3) * call
+            expected = snapshot(fn(x.clone()))
+            got = snapshot(compiled(x.clone()))
+            assert not diff(expected, got, "call"), (fullgraph, diff(expected, got, "call"))

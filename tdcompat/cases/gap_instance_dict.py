@@ -620,3 +620,76 @@ CASES = CASES + (
     Case("vars_plain_read", ("instance-dict-vars",), vars_read, _plain, unpatched=(Expect("<2.9", GRAPH_BREAK),),
          doc="vars(o)[k] on a plain object passed in (no BuiltinVariable.call_vars before 2.9)"),
 )
+
+
+# -- reads after __dict__ writes and deletions on 2.12 (dunder-dict-replay; fuzzer seeds 11000058,
+# -- 11000215, 11000424, 11000491 of seed 11): 2.12 answers `o.k` from its record of the write --------
+class Hidden:
+    """A property ``p`` (a data descriptor: it wins over the instance key) and a class attribute ``c``."""
+
+    c = 5
+
+    def __init__(self, x=None):
+        self.a = torch.ones(3) if x is None else x
+
+    @property
+    def p(self):
+        return 100
+
+
+def _x():
+    return (torch.randn(3),)
+
+
+def made_write_hidden_read(x):
+    """The frame makes the object: 2.12 returns the written value for ``o.p`` (silently)."""
+    o = Hidden(x)
+    o.__dict__["p"] = x * 2
+    return o.p * x, getattr(o, "p", None), o.__dict__["p"], o
+
+
+def made_update_hidden_read(x):
+    o = Hidden(x)
+    o.__dict__.update(p="s")
+    vars(o).setdefault("q", 3)
+    return o.p, hasattr(o, "p"), o.q, o
+
+
+def made_pop_hidden_read(x):
+    """After the pop 2.12 reads its deletion record: ``hasattr(o, 'p')`` False, ``o.p`` a break."""
+    o = Hidden(x)
+    o.__dict__["p"] = 3
+    return o.__dict__.pop("p") * x, hasattr(o, "p"), o.p, o
+
+
+def made_delete_class_key_read(x):
+    """Deleting the instance key ``c`` shows the class attribute again: 2.12 says it is gone."""
+    o = Hidden(x)
+    o.__dict__["c"] = x
+    del o.__dict__["c"]
+    return hasattr(o, "c"), getattr(o, "c", 0) * x, o
+
+
+def input_write_hidden_read(x, o):
+    """The same read on an object passed in (dunder-dict-replay broke on the write before)."""
+    o.__dict__["p"] = x * 2
+    return o.p * x, getattr(o, "p", None), o.__dict__["p"] + 1
+
+
+CASES = CASES + (
+    Case("dict_made_write_hidden_read", ("dunder-dict-replay",), made_write_hidden_read, _x, torch=">=2.12",
+         unpatched=(Expect("==2.12.*", WRONG_RESULT),),
+         doc="o.__dict__['p'] = v, then o.p where p is a property, o made in the frame"),
+    Case("dict_made_update_hidden_read", ("dunder-dict-replay",), made_update_hidden_read, _x, torch=">=2.12",
+         unpatched=(Expect("==2.12.*", WRONG_RESULT),),
+         doc="o.__dict__.update(p=v), then o.p, o made in the frame"),
+    Case("dict_made_pop_hidden_read", ("dunder-dict-replay",), made_pop_hidden_read, _x, torch=">=2.12",
+         unpatched=(Expect("==2.12.*", GRAPH_BREAK),),
+         doc="o.__dict__.pop('p'), then hasattr(o, 'p') and o.p, o made in the frame"),
+    Case("dict_made_delete_class_key_read", ("dunder-dict-replay",), made_delete_class_key_read, _x,
+         torch=">=2.12", unpatched=(Expect("==2.12.*", GRAPH_BREAK),),
+         doc="del o.__dict__['c'], then hasattr(o, 'c') and getattr(o, 'c', 0) where c is a class attribute"),
+    Case("dict_input_write_hidden_read", ("dunder-dict-replay",), input_write_hidden_read,
+         lambda: (torch.randn(3), Hidden()), torch=">=2.12", unpatched=(Expect("==2.12.*", WRONG_RESULT),),
+         doc="o.__dict__['p'] = v, then o.p where p is a property, o passed in"),
+)

@@ -26,10 +26,17 @@ torch 2.13 fixed all three with instance-dict mutations of their own kind
 the trace (its absence guarded with ``DICT_NOT_CONTAINS`` on an input); a
 deletion whose replay would differ from ``del obj.__dict__[k]`` graph-breaks
 (:func:`tdcompat.dynamo_api.guard_deletion_replay` plus data descriptors and a
-class ``__delattr__``); a write on an input object to a key a data descriptor
-shares graph-breaks. Not for an object made in the frame: a graph break with its
-``__dict__`` on the stack loses the write (2.12 reconstructs ``DunderDictVariable``
-as a new dict), so that read-after-write stays as wrong as it is natively.
+class ``__delattr__``). Reads after such a write or deletion are answered as CPython
+answers them (``UserDefinedObjectVariable.var_getattr`` and
+``BuiltinVariable.call_getattr``, which both consult the record first): a Python
+property of the class wins over the written key (traced as Dynamo traces it on an
+untouched object), and after a deletion a class attribute of that name shows again
+(``hasattr`` was False). That holds for objects made in the frame too (where a break
+at the write would lose it: 2.12 reconstructs their ``DunderDictVariable`` as a new
+dict) and lets a write under a property on an object passed in compile (it was a
+break). A slot or C descriptor of that name is left to Dynamo (its record cannot tell
+a slot store from an instance-dict write), and so is a tracker with its own
+``var_getattr`` (modules: their writes under a data descriptor still break).
 Everything else is Dynamo's own code.
 """
 
@@ -84,9 +91,10 @@ def _call_method(wrapped, instance, args, kwargs):
     from ..dynamo_api import graph_break, is_data_descriptor
 
     if name in _WRITES:
-        if obj.source is None:
-            # No break for an object made in the frame: its `__dict__` on the stack would be
-            # reconstructed as a fresh dict (ConstDictVariable.reconstruct) and the write lost.
+        if obj.source is None or _plain(type(obj)):
+            # A plain object's reads of the key are answered by the class (`_var_getattr`,
+            # `_call_getattr`). No break either for an object made in the frame: its `__dict__`
+            # on the stack would be reconstructed as a fresh dict and the write lost.
             return DEFER
         keys = _written_keys(name, call_args, call_kwargs or {})
         if keys is None:
@@ -126,13 +134,131 @@ def _call_method(wrapped, instance, args, kwargs):
     return DEFER
 
 
+_PLAIN: dict = {}
+
+
+def _plain(tracker_type) -> bool:
+    """Are attribute reads of this tracker ``UserDefinedObjectVariable.var_getattr`` itself (plain
+    objects, context managers, ``MutableMapping``s: ``MutableMappingVariable`` only adds ``get``)?"""
+    known = _PLAIN.get(tracker_type)
+    if known is None:
+        from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
+
+        known = issubclass(tracker_type, UserDefinedObjectVariable)
+        for klass in tracker_type.__mro__:
+            if klass is UserDefinedObjectVariable:
+                break
+            if "var_getattr" in vars(klass) and klass is not MutableMappingVariable:
+                known = False
+        _PLAIN[tracker_type] = known
+    return known
+
+
+def _pending_value(tx, obj, name):
+    """The frame's pending store of ``obj.name``, or None."""
+    pending = tx.output.side_effects.store_attr_mutations.get(obj)  # keyed by tracker on 2.12
+    return None if not pending or name not in pending else pending[name]
+
+
+def _class_answers(tx, obj, name):
+    """What CPython would answer ``obj.name`` from after the frame wrote or deleted
+    ``obj.__dict__[name]``, where 2.12 answers from its record of that mutation: ``"property"``
+    (a Python property of the class: a data descriptor wins over the instance dict) or
+    ``"class"`` (the key was deleted and the class has the name: its attribute shows again);
+    None when Dynamo's answer stands."""
+    if not _plain(type(obj)) or not isinstance(name, str) or obj._object_has_getattribute:
+        return None
+    if not tx.output.side_effects.has_pending_mutation_of_attr(obj, name):
+        return None
+    from torch._dynamo.variables import DeletedVariable
+    from torch._dynamo.variables.user_defined import NO_SUCH_SUBOBJ, is_data_descriptor
+
+    type_attr = obj.lookup_class_mro_attr(name)
+    if type_attr is NO_SUCH_SUBOBJ:
+        return None
+    if isinstance(type_attr, property) and not obj._is_c_defined_property(type_attr):
+        return "property"
+    # Another kind of data descriptor (a slot, a C getset): a pending store there may be the
+    # descriptor's own store as well as an instance-dict write, which the record cannot tell
+    # apart, so Dynamo's answer stands.
+    if is_data_descriptor(type_attr):
+        return None
+    deleted = isinstance(_pending_value(tx, obj, name), DeletedVariable)
+    return "class" if deleted else None
+
+
+def _var_getattr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``UserDefinedObjectVariable.var_getattr``: a read of an attribute
+    the frame has not stored (nearly every read) goes straight to Dynamo after one dict lookup."""
+    try:
+        if _pending_value(args[0], instance, args[1]) is None:
+            return wrapped(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
+        pass
+    return _var_getattr(wrapped, instance, args, kwargs)
+
+
+@fail_safe(NAME)
+def _var_getattr(wrapped, instance, args, kwargs):
+    """``UserDefinedObjectVariable.var_getattr(tx, name)``: the property is traced as on an
+    object whose ``__dict__`` the frame did not touch (2.12 returns the written value, or raises
+    AttributeError after a deletion)."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    tx, name = args
+    answer = _class_answers(tx, instance, name)
+    if answer is None:
+        return DEFER
+    from torch._dynamo.source import AttrSource
+
+    effects_begin()
+    source = AttrSource(instance.source, name) if instance.source is not None else None
+    type_attr = instance.lookup_class_mro_attr(name)
+    if answer == "property":
+        return instance.resolve_data_descriptor(tx, name, type_attr, source)
+    return instance.resolve_type_attr(tx, name, type_attr, source)
+
+
+def _call_getattr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_getattr`` (every ``obj.name`` Dynamo traces):
+    anything but a plain user object goes straight to Dynamo after one type test."""
+    try:
+        if not _plain(type(args[1])):
+            return wrapped(*args, **kwargs)
+    except Exception:  # noqa: BLE001
+        pass
+    return _call_getattr(wrapped, instance, args, kwargs)
+
+
+@fail_safe(NAME)
+def _call_getattr(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)``: 2.12 answers a pending
+    store before asking the tracker; for a property the tracker's (patched) ``var_getattr`` is
+    asked instead, with ``getattr``'s default handled as Dynamo handles it for an unwritten object."""
+    if kwargs or len(args) not in (3, 4):
+        return DEFER
+    tx, obj, name_var = args[:3]
+    name = const_str(name_var)
+    if name is None or _class_answers(tx, obj, name) is None:
+        return DEFER
+    effects_begin()
+    default = args[3] if len(args) == 4 else None
+    if default is not None:
+        present = instance.call_hasattr(tx, obj, name_var)
+        if present is None or not present.as_python_constant():
+            return default
+    return obj.var_getattr(tx, name)
+
+
 PATCH = Patch(
     name=NAME,
     fixes="`del obj.__dict__[k]` of a missing key does not raise KeyError (AttributeError out of compiled code "
     "when the class has `k`); deletions replayed through a property or `__delattr__`; `obj.k` after "
-    "`obj.__dict__[k] = v` returns v where a property wins (silently wrong, torch 2.12)",
+    "`obj.__dict__[k] = v` returns v where a property wins, `hasattr(obj, k)` False after deleting a key the "
+    "class also has (silently wrong, torch 2.12, objects passed in or made in the frame)",
     upstream="torch/_dynamo/variables/dicts.py: DunderDictVariable (ConstDictVariable.call_method: "
-    "__delitem__, pop, __setitem__, setdefault, update)",
+    "__delitem__, pop, __setitem__, setdefault, update); torch/_dynamo/variables/user_defined.py: "
+    "UserDefinedObjectVariable.var_getattr; torch/_dynamo/variables/builtin.py: BuiltinVariable.call_getattr",
     mirrors="torch 2.13: SideEffects.store_instance_dict_attr and DunderDictVariable.delitem "
     "(instance-dict mutations, KeyError for a missing key)",
     torch=">=2.12,<2.13",
@@ -140,6 +266,10 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _call_method,
                inherited=True, params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr",
+               _var_getattr_gate, params=("tx", "name")),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _call_getattr_gate,
+               params=("tx", "obj", "name_var", "default")),
     ),
     requires=(
         "torch._dynamo.variables.dicts:SideEffectsProxyDict",
@@ -147,7 +277,8 @@ PATCH = Patch(
         "torch._dynamo.side_effects:SideEffects.load_attr",
         "torch._dynamo.guards:GuardBuilder.DICT_CONTAINS",
     ),
-    summary="__dict__ deletions and descriptor-shadowed writes on 2.12: KeyError in the trace or a graph break",
+    summary="__dict__ deletions on 2.12: KeyError in the trace or a graph break; reads of a written or deleted "
+    "key answered by the class's property or attribute",
     history=(
         ("2.5-2.11",
          "not this gap: no `DunderDictVariable` before 2.12 (deletions through `obj.__dict__` there: "
@@ -157,8 +288,9 @@ PATCH = Patch(
          "obj.__dict__[k]` of a missing key raises no `KeyError` (`AttributeError` out of compiled code when the "
          "class has `k`); a deletion replays as `del obj.k`, through a property (`property 'p' ... has no "
          "deleter`), a class `__delattr__` or on a later input that lacks the key; `obj.k` after "
-         "`obj.__dict__[k] = v` returns `v` where a property wins (silently wrong; measured on 2.12.1, fuzzer "
-         "seeds 60, 83, 238)"),
+         "`obj.__dict__[k] = v` returns `v` where a property wins, and `hasattr(obj, k)` is False after deleting "
+         "a key the class also has (silently wrong, on objects passed in and made in the frame alike; measured on "
+         "2.12.1, fuzzer seeds 60, 83, 238 of seed 0 and 11000058, 11000424, 11000746 of seed 11)"),
         ("2.13+",
          "fixed upstream: instance-dict mutations of their own kind (`SideEffects.store_instance_dict_attr`; "
          "`DunderDictVariable.delitem` raises `KeyError`)"),
