@@ -581,6 +581,25 @@ def reasons(docs, side: str = "with", mode: str = "lazy") -> str:
     return "\n".join(out)
 
 
+def _merge(old: dict, new: dict) -> dict:
+    """``old`` with ``new``'s per-loss results in place of its own (same side and mode); a note
+    in ``updated`` says which losses and sides were measured again, and when."""
+    for run in new["runs"]:
+        if "error" in run:
+            raise SystemExit(f"not merged: the {run.get('side')}/{run.get('mode')} run failed: {run['error']}")
+        same = [r for r in old["runs"] if r.get("side") == run.get("side") and r.get("mode") == run.get("mode")]
+        if not same:
+            old["runs"].append(run)
+            continue
+        same[0]["losses"].update(run["losses"])
+        for key in ("torch", "tensordict", "torchrl", "patches_applied"):
+            if key in run:
+                same[0][key] = run[key]
+    old.setdefault("updated", []).append({"date": new["date"], "sides": sorted({r["side"] for r in new["runs"]}),
+                                          "losses": sorted({k for r in new["runs"] for k in r["losses"]})})
+    return old
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--losses", default=",".join(LOSSES))
@@ -598,6 +617,8 @@ def main(argv=None) -> int:
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--timeout", type=float, default=3000)
     p.add_argument("--out", help="write the JSON here")
+    p.add_argument("--update", action="store_true",
+                   help="merge the measured losses into the existing --out file (other losses and sides stay)")
     p.add_argument("--table", nargs="*", help="print the tables of these result files and exit")
     p.add_argument("--verbose", action="store_true")
     opts = p.parse_args(argv)
@@ -611,6 +632,8 @@ def main(argv=None) -> int:
         print(reasons(docs))
         return 0
     doc = measure(opts)
+    if opts.update and opts.out and pathlib.Path(opts.out).exists():
+        doc = _merge(json.loads(pathlib.Path(opts.out).read_text()), doc)
     text = json.dumps(doc, indent=1, default=str)
     if opts.out:
         pathlib.Path(opts.out).parent.mkdir(parents=True, exist_ok=True)

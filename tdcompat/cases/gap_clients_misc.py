@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import enum
 
@@ -307,4 +308,34 @@ CASES = CASES + (
     Case("hash_module_walk", ("hash-constant-fold",), walk_parameters, _walks_id_hashed, torch="<2.11",
          unpatched=(Expect("==2.10.*", GRAPH_BREAK),),
          doc="`for p in self.parameters()` over a submodule with that __hash__ (TorchRL's _default_device)"),
+)
+
+
+# -- class-setattr: TorchRL's Composite.__new__ sets class attributes on every spec it makes -------
+class Spec(abc.ABC):
+    """TorchRL's ``Composite``: ``__new__`` resets class attributes each time (an ABC, as there)."""
+
+    def __new__(cls, *args, **kwargs):
+        cls._device = None
+        cls._is_locked = False
+        return super().__new__(cls)
+
+    def __init__(self, x):
+        self.x = x
+
+
+def _spec_made():
+    Spec(None)  # eager first, as a loss module built before compiling has made its specs
+    return (torch.randn(3),)
+
+
+def make_spec(x):
+    spec = Spec(x + 1)
+    return spec.x * 2, Spec._device, spec._is_locked, type(spec)._is_locked, spec
+
+
+CASES = CASES + (
+    Case("class_setattr_unchanged", ("class-setattr",), make_spec, _spec_made,
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="`cls._device = None` in `__new__` where the class already holds None (TorchRL's Composite)"),
 )

@@ -37,6 +37,7 @@ _PATCH_MODULES = (
     "module_overridden_hash",
     "class_hasattr",
     "module_deleted_attr",
+    "class_setattr",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -1,0 +1,135 @@
+"""``cls.name = value`` that leaves the class as it is compiles (torch 2.5-2.12).
+
+Root cause: before 2.13 Dynamo does not track classes for attribute mutation, so
+``BuiltinVariable.call_setattr`` (torch/_dynamo/variables/builtin.py) has no branch
+for a ``UserDefinedClassVariable``: ``Failed to trace builtin operator setattr
+[UserDefinedClassVariable, ConstantVariable, ConstantVariable]`` (``builtin: setattr``
+on 2.5-2.6). TorchRL's ``Composite.__new__`` does ``cls._device = None; cls._is_locked =
+False`` on every spec it makes, so a loss that builds specs in its first call (SAC's
+``target_entropy``, CQL's) breaks there (issue 14). torch 2.13 tracks every user class
+for attribute mutation (``VariableBuilder`` wraps it with
+``SideEffects.track_object_existing``; pytorch/pytorch#144874, #187531), which also means
+every read of a class attribute, through the class, a subclass or an instance, has to
+consult the side-effects table: a change of that size is not a patch.
+
+The fix here covers only the write that changes nothing: the class's own ``__dict__``
+already holds the same constant (``None``, a bool, an int or a str; equal and of the
+same type), guarded on its type and value (``TYPE_MATCH``, ``CONSTANT_MATCH`` on
+``cls.name``), so the
+compiled frame skips the store and every read in the frame sees the value it would see
+in eager. That is TorchRL's case from the second spec on (the loss is built eagerly, so
+its specs have run ``__new__`` before the first compiled call). A write that would change
+the class, a sourceless class, a dunder name, a class whose metaclass defines
+``__setattr__`` or a data descriptor of that name, or a non-constant value: Dynamo's
+answer stands (a graph break).
+"""
+
+from __future__ import annotations
+
+from ..dynamo_api import const_str
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "class-setattr"
+
+#: Not float: its guard is ``==`` (``0.0 == -0.0``), which cannot tell a write that changes the sign.
+_CONSTANT_TYPES = (type(None), bool, int, str)
+_MISSING = object()
+_CLASS_TRACKER = None
+
+
+def _class_tracker():
+    global _CLASS_TRACKER
+    if _CLASS_TRACKER is None:
+        from torch._dynamo.variables.user_defined import UserDefinedClassVariable
+
+        _CLASS_TRACKER = UserDefinedClassVariable
+    return _CLASS_TRACKER
+
+
+def _call_setattr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_setattr`` (every ``obj.name = v`` Dynamo
+    traces): anything but a class goes straight to Dynamo after one type test."""
+    try:
+        if type(args[1]) is not (_CLASS_TRACKER or _class_tracker()):
+            return wrapped(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
+        pass
+    return _call_setattr(wrapped, instance, args, kwargs)
+
+
+def _unchanged(cls: type, name: str, new) -> bool:
+    """Would ``setattr(cls, name, new)`` leave ``cls`` exactly as it is?"""
+    if type(new) not in _CONSTANT_TYPES:
+        return False
+    own = vars(cls).get(name, _MISSING)
+    return type(own) is type(new) and own == new
+
+
+@fail_safe(NAME)
+def _call_setattr(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_setattr(tx, obj, name_var, val)`` on a class."""
+    if kwargs or len(args) != 4:
+        return DEFER
+    tx, obj, name_var, val = args
+    name = const_str(name_var)
+    cls = getattr(obj, "value", None)
+    if name is None or name.startswith("__") or obj.source is None or not isinstance(cls, type):
+        return DEFER
+    meta = type(cls)
+    if meta.__setattr__ is not type.__setattr__:
+        return DEFER
+    import inspect
+
+    meta_attr = inspect.getattr_static(meta, name, None)
+    if meta_attr is not None and hasattr(type(meta_attr), "__set__"):
+        return DEFER  # the metaclass's descriptor would run
+    if tx.output.side_effects.is_attribute_mutation(obj):
+        return DEFER  # Dynamo tracks this class's mutations itself
+    if not val.is_python_constant():
+        return DEFER
+    new = val.as_python_constant()
+    if not _unchanged(cls, name, new):
+        return DEFER
+    from torch._dynamo.guards import GuardBuilder
+    from torch._dynamo.source import AttrSource
+    from torch._dynamo.variables import ConstantVariable
+
+    try:
+        from torch._dynamo.guards import install_guard
+    except ImportError:  # pragma: no cover - moved in some releases
+        from torch._guards import install_guard  # type: ignore[no-redef]
+
+    effects_begin()
+    source = AttrSource(obj.source, name)
+    install_guard(source.make_guard(GuardBuilder.TYPE_MATCH))
+    install_guard(source.make_guard(GuardBuilder.CONSTANT_MATCH))
+    return ConstantVariable.create(None)
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="Failed to trace builtin operator setattr [UserDefinedClassVariable, ...] / builtin: setattr "
+    "UserDefinedClassVariable: `cls.name = v` where the class already holds v (TorchRL's Composite.__new__: "
+    "`cls._device = None`, SAC's and CQL's target_entropy)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_setattr",
+    mirrors="torch 2.13: VariableBuilder tracks user classes for attribute mutation "
+    "(SideEffects.track_object_existing; pytorch/pytorch#144874, #187531)",
+    torch="<2.13",
+    fixed_upstream="2.13: classes tracked for attribute mutation (setattr on a class is a side effect)",
+    targets=(
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_setattr", _call_setattr_gate,
+               params=("tx", "obj", "name_var", "val")),
+    ),
+    requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",
+              "torch._dynamo.guards:GuardBuilder.CONSTANT_MATCH"),
+    summary="cls.name = v where the class's own __dict__ already holds v: no store, guarded on the value",
+    history=(
+        ("2.5-2.12",
+         "no branch for a class in `BuiltinVariable.call_setattr`: `cls.name = v` is a graph break "
+         "(`builtin: setattr [UserDefinedClassVariable, ...]`, from 2.7 `Failed to trace builtin operator`), "
+         "also where it changes nothing (TorchRL's `Composite.__new__`)"),
+        ("2.13+",
+         "fixed upstream: user classes are tracked for attribute mutation; measured passing on 2.13.0"),
+    ),
+)
