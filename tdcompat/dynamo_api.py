@@ -103,7 +103,8 @@ def instance_dict_contains(tx, obj, name: str):
     ``obj.__dict__`` of an object passed in, under a ``DICT_CONTAINS`` guard
     (recorded as an effect: a handler that fails later must not fall back). An
     object made in the frame has exactly the keys stored in it, as long as the
-    placeholder Dynamo made for it is still empty.
+    placeholder Dynamo made for it is still empty, or (a module) holds only what
+    ``nn.Module.__init__`` put there.
     """
     from torch._dynamo.variables import DeletedVariable
 
@@ -116,13 +117,40 @@ def instance_dict_contains(tx, obj, name: str):
     if not isinstance(real, dict):
         return None
     if obj.source is None:
-        return None if real else False
+        if not real:
+            return False
+        if real.keys() <= _module_placeholder_keys() and isinstance(obj.value, _nn_module()):
+            return name in real  # nn.Module's bookkeeping, which Dynamo's placeholder holds for real
+        return None
     from torch._dynamo.source import AttrSource
 
     present = name in real
     effects_begin()
     guard_dict_contains(AttrSource(obj.source, "__dict__"), name, present)
     return present
+
+
+_PLACEHOLDER: dict = {}
+
+
+def _nn_module():
+    import torch
+
+    return torch.nn.Module
+
+
+def _module_placeholder_keys() -> frozenset:
+    """The instance dict of a fresh ``nn.Module``: what Dynamo's placeholder for a module made in
+    the frame holds (``torch._dynamo.utils.nn_module_new`` runs ``nn.Module.__init__`` on it for
+    real; every other attribute the frame sets is a pending store)."""
+    keys = _PLACEHOLDER.get("keys")
+    if keys is None:
+        import torch
+
+        fresh = object.__new__(torch.nn.Module)
+        torch.nn.Module.__init__(fresh)
+        keys = _PLACEHOLDER["keys"] = frozenset(vars(fresh))
+    return keys
 
 
 def guard_deletion_replay(tx, obj, name: str) -> None:

@@ -118,6 +118,9 @@ EXPLAINED_BY_NEEDS = {
     # can make there is remove_from's `del m.__dict__[x]`, which needs instance-dict-writes
     # (that needs this patch); proven alone on 2.5-2.7, 2.9-2.12 and against 2.13.
     "module-deleted-attr": ("2.8.0",),
+    # 2.8 reaches super().__delattr__ only through module-delattr (which needs this patch): its
+    # cases there list both (module_delattr_module_missing, module_delattr_module_dict_view).
+    "super-delattr": ("2.8.0",),
 }
 
 

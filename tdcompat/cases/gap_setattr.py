@@ -391,7 +391,8 @@ def delete_then_read_dict(o, x):
 
 
 CASES = CASES + (
-    # 2.8 has no nn.Module.__delattr__ at all ("UnspecializedNNModuleVariable missing method"), with tdcompat too.
+    # 2.8 has no nn.Module.__delattr__ at all ("UnspecializedNNModuleVariable missing method"): there the
+    # same cases need module-delattr too (module_delattr_* below).
     Case("super_delattr_module_missing", ("super-delattr",), delete_maybe_missing, _module, torch="!=2.8.*",
          unpatched=(Expect(">=2.5", WRONG_RESULT),),
          doc="`del module.b` raises AttributeError when the module has no b (the second call's has it)"),
@@ -403,6 +404,101 @@ CASES = CASES + (
     Case("super_delattr_module_dict_view", ("super-delattr",), delete_then_read_dict, _module, torch="!=2.8.*",
          unpatched=(Expect("<2.8", GRAPH_BREAK), Expect(">=2.13", WRONG_RESULT)),
          doc="`del module.a`, then `'a' in module.__dict__` / `vars(module)` in the same frame"),
+)
+
+
+# -- del module.x on a module made in the frame (super-delattr knows the placeholder's keys) --------
+class MadeModule(torch.nn.Module):
+    """Made in the frame (no parameter: Dynamo does not make one in the graph)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = 2
+        self.sub = torch.nn.Identity()
+
+
+def made_module_delete(x):
+    """``del m.b`` of a name the new module never had raises; ``del m.a`` deletes."""
+    m = MadeModule()
+    try:
+        del m.b
+        missing = "deleted"
+    except AttributeError:
+        missing = "AttributeError"
+    del m.a
+    return missing, hasattr(m, "a"), "a" in m.__dict__, m.sub(x) * 2
+
+
+CASES = CASES + (
+    # Measured without tdcompat: silently "deleted" on 2.5-2.7 and 2.9-2.15 (the deletion recorded
+    # without a lookup); 2.8 breaks on nn.Module.__delattr__ (module-delattr there).
+    Case("super_delattr_made_module_missing", ("super-delattr",), made_module_delete, lambda: (torch.randn(3),),
+         torch="!=2.8.*", unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`del m.b` on a module made in the frame that never had b raises AttributeError"),
+    Case("module_delattr_made_module_missing", ("module-delattr", "super-delattr"), made_module_delete,
+         lambda: (torch.randn(3),), torch="==2.8.*", unpatched=(Expect("==2.8.*", GRAPH_BREAK),),
+         doc="the same on 2.8, where `del m.b` needs nn.Module.__delattr__ first"),
+)
+
+
+# -- del module.x runs nn.Module.__delattr__ (module-delattr, 2.5-2.8; issue 14: TorchRL's SAC) ------
+class OwnSetattrModule(torch.nn.Module):
+    """TorchRL's ``LossModule`` shape: a module class with its own ``__setattr__``."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self._target = "auto"
+        self.a = torch.ones(3)
+
+    def __setattr__(self, name, value):
+        if isinstance(value, (int, float)) and name == "scale":
+            value = float(value)
+        super().__setattr__(name, value)
+
+
+def _own_setattr_module():
+    return OwnSetattrModule(), torch.randn(3)
+
+
+def delete_then_hasattr(o, x):
+    del o.a
+    return hasattr(o, "a"), x * 2
+
+
+def delete_submodule(o, x):
+    del o.lin
+    return hasattr(o, "lin"), "lin" in o._modules, x - 1
+
+
+def delete_then_register_buffer(o, x):
+    """SAC's ``target_entropy``: ``delattr(self, "_target_entropy")`` then ``register_buffer`` under
+    that name, read back in the frame."""
+    if isinstance(o._target, str):
+        delattr(o, "_target")
+        o.register_buffer("_target", x.sum() * 0 + 2.0)
+    return o.lin(x) * o._target, hasattr(o, "_target"), "_target" in o.__dict__
+
+
+CASES = CASES + (
+    # 2.5-2.7 trace the class's __setattr__ with a DeletedVariable (isinstance(DeletedVariable(), ...)),
+    # 2.8 every module: "UnspecializedNNModuleVariable missing method"; 2.9 on inline nn.Module.__delattr__.
+    Case("module_delattr_own_setattr", ("module-delattr",), delete_then_hasattr, _own_setattr_module,
+         unpatched=(Expect("<2.9", GRAPH_BREAK),),
+         doc="`del module.a` on a module class with its own `__setattr__`, then hasattr"),
+    Case("module_delattr_submodule", ("module-delattr",), delete_submodule, _own_setattr_module,
+         unpatched=(Expect("<2.9", GRAPH_BREAK),),
+         doc="`del module.lin` (a submodule) on a module class with its own `__setattr__`"),
+    Case("module_delattr_module_missing", ("module-delattr", "super-delattr"), delete_maybe_missing, _module,
+         torch="==2.8.*", unpatched=(Expect("==2.8.*", GRAPH_BREAK),),
+         doc="super_delattr_module_missing on 2.8, where `del module.b` needs nn.Module.__delattr__ first"),
+    Case("module_delattr_module_dict_view", ("module-delattr", "super-delattr"), delete_then_read_dict, _module,
+         torch="==2.8.*", unpatched=(Expect("==2.8.*", GRAPH_BREAK),),
+         doc="super_delattr_module_dict_view on 2.8"),
+    Case("clients_delattr_then_register_buffer", ("module-delattr", "super-delattr", "module-deleted-attr"),
+         delete_then_register_buffer, _own_setattr_module,
+         unpatched=(Expect("<2.13", GRAPH_BREAK), Expect(">=2.13", WRONG_RESULT)),
+         doc="SAC's target_entropy: delattr then register_buffer under that name, on a LossModule-like class"),
 )
 
 

@@ -38,6 +38,7 @@ _PATCH_MODULES = (
     "class_hasattr",
     "module_deleted_attr",
     "class_setattr",
+    "module_delattr",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -25,8 +25,10 @@ present records an instance-dict deletion (``store_instance_dict_attr`` where
 it exists, 2.13 on). Before 2.13 the deletion is replayed as ``del obj.name``,
 which would run a class's own ``__delattr__`` a second time: there the patch
 only takes modules and classes without one (others stay as Dynamo has them:
-the hook runs twice on replay, natively). Data descriptors, ``__slots__``, objects made in the frame
-with unknown keys and any other ``super()`` call defer to Dynamo.
+the hook runs twice on replay, natively). An object made in the frame has the keys the frame
+stored, plus, for a module, what ``nn.Module.__init__`` put in Dynamo's placeholder
+(``nn_module_new``). Data descriptors, ``__slots__``, other objects made in the frame with
+unknown keys and any other ``super()`` call defer to Dynamo.
 """
 
 from __future__ import annotations
@@ -115,8 +117,9 @@ PATCH = Patch(
     "input; on 2.13+ `module.__dict__`/`vars(module)` still show the deleted attribute (silently wrong)",
     upstream="torch/_dynamo/variables/misc.py: SuperVariable.call_method (object.__delattr__ branch)",
     mirrors="CPython object.__delattr__ (_PyObject_GenericSetAttrWithDict); open upstream",
-    # 2.8 has no nn.Module.__delattr__ (a graph break before the super() call is reached).
-    torch=">=2.5,!=2.8.*",
+    # 2.8 has no nn.Module.__delattr__ (a graph break before the super() call is reached) unless
+    # module-delattr inlines it, which needs this patch there.
+    torch=">=2.5",
     targets=(
         Target("torch._dynamo.variables.misc", "SuperVariable", "call_method", _call_method,
                params=("tx", "name", "args", "kwargs")),
@@ -136,8 +139,8 @@ PATCH = Patch(
          "missing attribute raises nothing in compiled code, or, replayed as `DELETE_ATTR` under no guard, "
          "raises `AttributeError` for a later input that has it (measured on 2.5.1)"),
         ("2.8",
-         "the pattern does not arise: `del module.x` graph-breaks on `nn.Module.__delattr__` before the "
-         "`super()` call is reached"),
+         "the pattern arises only with `module-delattr`: natively `del module.x` graph-breaks on "
+         "`nn.Module.__delattr__` before the `super()` call is reached"),
         ("2.9-2.12", "as on 2.5-2.7 (measured on 2.11.0 and 2.12.1)"),
         ("2.13+",
          "as before, and the deletion is a `GENERIC_SETATTR` store that the instance-dict view "

@@ -80,6 +80,27 @@ class SuperDelattrTests(torch._dynamo.test_case.TestCase):
     def test_module_dict_after_delete(self):
         self._check(delete_then_read_dict, Module, (True, True), frames=1)
 
+    def test_module_made_in_frame_missing(self):
+        # The placeholder Dynamo makes for a new module holds what nn.Module.__init__
+        # put there; every other name is a store of the frame.
+        class Made(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = 2
+
+        def fn(x):
+            m = Made()
+            try:
+                del m.b
+                missing = False
+            except AttributeError:
+                missing = True
+            del m.a
+            return missing, hasattr(m, "a"), x + 1
+
+        x = torch.randn(3)
+        self.assertEqual(torch.compile(fn, backend="eager", fullgraph=True)(x), fn(x))
+
 
 if __name__ == "__main__":
     from torch._dynamo.test_case import run_tests
