@@ -6,6 +6,7 @@ torch 2.5 through the newest release.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import NoReturn
 
@@ -42,14 +43,8 @@ def guard_dict_contains(source, key: str, present: bool) -> None:
     ``GuardBuilder.DICT_CONTAINS(key=, invert=)`` up to about 2.12;
     ``DICT_CONTAINS``/``DICT_NOT_CONTAINS`` (no ``invert``) from 2.13.
     """
-    import functools
+    from torch._dynamo.guards import GuardBuilder, install_guard  # both there on 2.5-2.15
 
-    from torch._dynamo.guards import GuardBuilder
-
-    try:
-        from torch._dynamo.guards import install_guard
-    except ImportError:  # pragma: no cover - moved in some releases
-        from torch._guards import install_guard  # type: ignore[no-redef]
     not_contains = getattr(GuardBuilder, "DICT_NOT_CONTAINS", None)
     if not_contains is not None:
         builder = functools.partial(GuardBuilder.DICT_CONTAINS if present else not_contains, key=key)
@@ -119,9 +114,7 @@ def instance_dict_contains(tx, obj, name: str):
     if obj.source is None:
         if not real:
             return False
-        if real.keys() <= _module_placeholder_keys() and isinstance(obj.value, _nn_module()):
-            return name in real  # nn.Module's bookkeeping, which Dynamo's placeholder holds for real
-        return None
+        return name in real if _is_module_placeholder(obj.value, real) else None
     from torch._dynamo.source import AttrSource
 
     present = name in real
@@ -130,27 +123,23 @@ def instance_dict_contains(tx, obj, name: str):
     return present
 
 
-_PLACEHOLDER: dict = {}
-
-
-def _nn_module():
-    import torch
-
-    return torch.nn.Module
-
-
+@functools.lru_cache(maxsize=None)
 def _module_placeholder_keys() -> frozenset:
     """The instance dict of a fresh ``nn.Module``: what Dynamo's placeholder for a module made in
     the frame holds (``torch._dynamo.utils.nn_module_new`` runs ``nn.Module.__init__`` on it for
     real; every other attribute the frame sets is a pending store)."""
-    keys = _PLACEHOLDER.get("keys")
-    if keys is None:
-        import torch
+    import torch
 
-        fresh = object.__new__(torch.nn.Module)
-        torch.nn.Module.__init__(fresh)
-        keys = _PLACEHOLDER["keys"] = frozenset(vars(fresh))
-    return keys
+    fresh = object.__new__(torch.nn.Module)
+    torch.nn.Module.__init__(fresh)
+    return frozenset(vars(fresh))
+
+
+def _is_module_placeholder(value, real: dict) -> bool:
+    """Does ``real``, the instance dict of ``value`` made in the frame, hold only nn.Module's bookkeeping?"""
+    import torch
+
+    return isinstance(value, torch.nn.Module) and real.keys() <= _module_placeholder_keys()
 
 
 def guard_deletion_replay(tx, obj, name: str) -> None:

@@ -91,14 +91,9 @@ def _call_setattr(wrapped, instance, args, kwargs):
     new = val.as_python_constant()
     if not _unchanged(cls, name, new):
         return DEFER
-    from torch._dynamo.guards import GuardBuilder
+    from torch._dynamo.guards import GuardBuilder, install_guard
     from torch._dynamo.source import AttrSource
     from torch._dynamo.variables import ConstantVariable
-
-    try:
-        from torch._dynamo.guards import install_guard
-    except ImportError:  # pragma: no cover - moved in some releases
-        from torch._guards import install_guard  # type: ignore[no-redef]
 
     effects_begin()
     source = AttrSource(obj.source, name)
@@ -122,7 +117,8 @@ PATCH = Patch(
                params=("tx", "obj", "name_var", "val")),
     ),
     requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",
-              "torch._dynamo.guards:GuardBuilder.CONSTANT_MATCH"),
+              "torch._dynamo.guards:GuardBuilder.CONSTANT_MATCH",
+              "torch._dynamo.guards:install_guard"),
     summary="cls.name = v where the class's own __dict__ already holds v: no store, guarded on the value",
     history=(
         ("2.5-2.12",

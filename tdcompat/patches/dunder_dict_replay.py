@@ -42,6 +42,8 @@ Everything else is Dynamo's own code.
 
 from __future__ import annotations
 
+import functools
+
 from ..dynamo_api import const_str
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
@@ -134,24 +136,16 @@ def _call_method(wrapped, instance, args, kwargs):
     return DEFER
 
 
-_PLAIN: dict = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _plain(tracker_type) -> bool:
     """Are attribute reads of this tracker ``UserDefinedObjectVariable.var_getattr`` itself (plain
     objects, context managers, ``MutableMapping``s: ``MutableMappingVariable`` only adds ``get``)?"""
-    known = _PLAIN.get(tracker_type)
-    if known is None:
-        from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
+    from torch._dynamo.variables.user_defined import MutableMappingVariable, UserDefinedObjectVariable
 
-        known = issubclass(tracker_type, UserDefinedObjectVariable)
-        for klass in tracker_type.__mro__:
-            if klass is UserDefinedObjectVariable:
-                break
-            if "var_getattr" in vars(klass) and klass is not MutableMappingVariable:
-                known = False
-        _PLAIN[tracker_type] = known
-    return known
+    if not issubclass(tracker_type, UserDefinedObjectVariable):
+        return False
+    below = tracker_type.__mro__[:tracker_type.__mro__.index(UserDefinedObjectVariable)]
+    return not any("var_getattr" in vars(klass) and klass is not MutableMappingVariable for klass in below)
 
 
 def _pending_value(tx, obj, name):
@@ -168,7 +162,8 @@ def _class_answers(tx, obj, name):
     None when Dynamo's answer stands."""
     if not _plain(type(obj)) or not isinstance(name, str) or obj._object_has_getattribute:
         return None
-    if not tx.output.side_effects.has_pending_mutation_of_attr(obj, name):
+    pending = _pending_value(tx, obj, name)
+    if pending is None:
         return None
     from torch._dynamo.variables import DeletedVariable
     from torch._dynamo.variables.user_defined import NO_SUCH_SUBOBJ, is_data_descriptor
@@ -183,8 +178,19 @@ def _class_answers(tx, obj, name):
     # apart, so Dynamo's answer stands.
     if is_data_descriptor(type_attr):
         return None
-    deleted = isinstance(_pending_value(tx, obj, name), DeletedVariable)
-    return "class" if deleted else None
+    return "class" if isinstance(pending, DeletedVariable) else None
+
+
+def _from_class(tx, obj, name, answer):
+    """Trace ``obj.name`` as CPython answers it from the class (``answer`` from :func:`_class_answers`),
+    as Dynamo does for an object whose ``__dict__`` the frame did not touch."""
+    from torch._dynamo.source import AttrSource
+
+    source = AttrSource(obj.source, name) if obj.source is not None else None
+    type_attr = obj.lookup_class_mro_attr(name)
+    if answer == "property":
+        return obj.resolve_data_descriptor(tx, name, type_attr, source)
+    return obj.resolve_type_attr(tx, name, type_attr, source)
 
 
 def _var_getattr_gate(wrapped, instance, args, kwargs):
@@ -209,14 +215,8 @@ def _var_getattr(wrapped, instance, args, kwargs):
     answer = _class_answers(tx, instance, name)
     if answer is None:
         return DEFER
-    from torch._dynamo.source import AttrSource
-
     effects_begin()
-    source = AttrSource(instance.source, name) if instance.source is not None else None
-    type_attr = instance.lookup_class_mro_attr(name)
-    if answer == "property":
-        return instance.resolve_data_descriptor(tx, name, type_attr, source)
-    return instance.resolve_type_attr(tx, name, type_attr, source)
+    return _from_class(tx, instance, name, answer)
 
 
 def _call_getattr_gate(wrapped, instance, args, kwargs):
@@ -233,13 +233,15 @@ def _call_getattr_gate(wrapped, instance, args, kwargs):
 @fail_safe(NAME)
 def _call_getattr(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)``: 2.12 answers a pending
-    store before asking the tracker; for a property the tracker's (patched) ``var_getattr`` is
-    asked instead, with ``getattr``'s default handled as Dynamo handles it for an unwritten object."""
+    store before asking the tracker; here the class answers, with ``getattr``'s default handled
+    as Dynamo handles it for an unwritten object (``hasattr`` first, through the patched
+    ``var_getattr``)."""
     if kwargs or len(args) not in (3, 4):
         return DEFER
     tx, obj, name_var = args[:3]
     name = const_str(name_var)
-    if name is None or _class_answers(tx, obj, name) is None:
+    answer = None if name is None else _class_answers(tx, obj, name)
+    if answer is None:
         return DEFER
     effects_begin()
     default = args[3] if len(args) == 4 else None
@@ -247,7 +249,7 @@ def _call_getattr(wrapped, instance, args, kwargs):
         present = instance.call_hasattr(tx, obj, name_var)
         if present is None or not present.as_python_constant():
             return default
-    return obj.var_getattr(tx, name)
+    return _from_class(tx, obj, name, answer)
 
 
 PATCH = Patch(

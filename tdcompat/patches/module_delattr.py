@@ -25,24 +25,21 @@ holds ``nn.Module``'s bookkeeping, and the frame's stores): this patch needs it,
 
 from __future__ import annotations
 
+import functools
+
 from ..dynamo_api import const_str, module_tracker_types
 from ..spec import Patch, Target
+from ..versions import parse_torch_version
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "module-delattr"
 
-_LOWERED: dict = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _lowers_to_setattr() -> bool:
     """2.5-2.7: ``call_delattr`` is ``call_setattr`` with a ``DeletedVariable``."""
-    known = _LOWERED.get("v")
-    if known is None:
-        import torch
-        from packaging.version import Version
+    import torch
 
-        known = _LOWERED["v"] = Version(Version(torch.__version__.split("+")[0]).base_version) < Version("2.8")
-    return known
+    return parse_torch_version(torch.__version__).release[:2] < (2, 8)
 
 
 def _call_delattr_gate(wrapped, instance, args, kwargs):
