@@ -206,25 +206,58 @@ def _neutral_instructions(name: str, backend: str) -> None:
           f"ratio {a / d:.4f}  (+{100 * (a / d - 1):.2f}%)")
 
 
-def one_ab(name: str, backend: str, rounds: int) -> dict:
+def _at_depth(depth: int, call):
+    """``call()`` run ``depth`` Python frames below this one: where the caller's own stack ends."""
+    return call() if depth == 0 else _at_depth(depth - 1, call)
+
+
+def one_ab(name: str, backend: str, rounds: int, depths: int = 1) -> dict:
     """Runs in the child: tracing time with tdcompat applied and reverted in turn, in one
     interpreter (``tdcompat.unpatch()`` puts back Dynamo's own methods; Dynamo is reset
     before each timed call, so every one traces afresh). Each round times one
-    trace of each, in alternating order, so load on the machine hits both alike."""
+    trace of each, in alternating order, so load on the machine hits both alike.
+
+    ``depths`` > 1 repeats each round with the compiled function called 0 .. depths-1
+    Python frames deeper. On CPython 3.11 a trace's wall-clock time depends on where
+    its deep recursion meets the 16 KiB chunks of the interpreter's frame stack (a
+    chunk is mmap'ed when a call crosses into it and munmap'ed when that frame returns):
+    one more frame anywhere on the stack, the user's or a wrapper's, moves those
+    crossings. That costs kernel time, which instruction counts do not see, and it
+    changes with the caller's depth: the minor page faults per trace are reported
+    beside the times, and so is the same measure between two unpatched traces one
+    caller frame apart."""
+    import resource
+
     fn, args = _first_call(name, "compile+tdcompat", backend)
     import tdcompat
     import torch._dynamo
 
     fn(*args)  # the one-time work (lazy imports, caches) is not part of either side
+
+    def trace():
+        torch._dynamo.reset()  # patch()/unpatch() reset only when they change something
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        t0 = time.perf_counter()
+        fn(*args)
+        elapsed = time.perf_counter() - t0
+        return elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+
     times = {"active": [], "disabled": []}
+    faults = {"active": [], "disabled": []}
+    by_depth = {}
     for i in range(rounds):
-        for mode in (("active", "disabled") if i % 2 == 0 else ("disabled", "active")):
-            tdcompat.patch() if mode == "active" else tdcompat.unpatch()
-            torch._dynamo.reset()  # patch()/unpatch() reset only when they change something
-            t0 = time.perf_counter()
-            fn(*args)
-            times[mode].append(time.perf_counter() - t0)
-    return {"workload": name, **times}
+        for depth in range(depths):
+            for mode in (("active", "disabled") if (i + depth) % 2 == 0 else ("disabled", "active")):
+                tdcompat.patch() if mode == "active" else tdcompat.unpatch()
+                elapsed, flt = _at_depth(depth, trace)
+                times[mode].append(elapsed)
+                faults[mode].append(flt)
+                by_depth.setdefault((mode, depth), []).append(elapsed)
+    # Two unpatched traces one caller frame apart, same round: what the caller's stack alone does.
+    one_frame = [(by_depth["disabled", d + 1][i], by_depth["disabled", d][i])
+                 for d in range(depths - 1) for i in range(rounds)]
+    return {"workload": name, **times, "faults": faults,
+            "one_frame_deeper": [a for a, _ in one_frame], "one_frame_base": [b for _, b in one_frame]}
 
 
 def _child(*argv: str, env=None, prefix=()) -> dict:
@@ -328,8 +361,14 @@ def neutral(args) -> None:
     if args.calls_only:
         return
     for name in names:
-        r = _isolated_child("--one-ab", name, args.backend, str(2 if args.smoke else args.ab_rounds))
-        _print_ratio(name, "trace, in-process", r["active"], r["disabled"])
+        depths = 1 if args.smoke else args.depths
+        r = _isolated_child("--one-ab", name, args.backend, str(2 if args.smoke else args.ab_rounds), str(depths))
+        label = "trace, in-process" if depths == 1 else f"trace, {depths} depths"
+        _print_ratio(name, label, r["active"], r["disabled"])
+        if depths > 1:
+            _print_ratio(name, "caller +1 frame", r["one_frame_deeper"], r["one_frame_base"])
+        print(f"{name:<22} {'page faults/trace':<16} active {statistics.mean(r['faults']['active']):.0f}  "
+              f"disabled {statistics.mean(r['faults']['disabled']):.0f}  (mean)")
     reps = 1 if args.smoke else args.reps
     retraces = 1 if args.smoke else args.retraces
     for name in names:
@@ -424,8 +463,8 @@ def main(argv=None) -> int:
         print(json.dumps(one_traced(*argv[1:4])))
         return 0
     if argv[:1] == ["--one-ab"]:
-        name, backend, rounds = argv[1:4]
-        print(json.dumps(one_ab(name, backend, int(rounds))))
+        name, backend, rounds, depths = argv[1:5]
+        print(json.dumps(one_ab(name, backend, int(rounds), int(depths))))
         return 0
     if argv[:1] == ["--one-times"]:
         name, variant, backend, retraces = argv[1:5]
@@ -438,6 +477,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--retraces", type=int, default=5, help="neutral: traces after reset per interpreter")
     parser.add_argument("--ab-rounds", type=int, default=40, help="neutral: in-process active/disabled trace pairs")
+    parser.add_argument("--depths", type=int, default=1,
+                        help="neutral: in-process pairs at caller depths 0..N-1 (CPython 3.11 frame-stack chunks)")
     parser.add_argument("--calls-only", action="store_true", help="neutral: only the call counts")
     parser.add_argument("--callers", action="store_true", help="neutral: the functions whose call counts differ")
     parser.add_argument("--instructions", action="store_true",
