@@ -361,7 +361,7 @@ def neutral(args) -> None:
     if args.calls_only:
         return
     for name in names:
-        depths = 1 if args.smoke else args.depths
+        depths = min(args.depths, 2) if args.smoke else args.depths
         r = _isolated_child("--one-ab", name, args.backend, str(2 if args.smoke else args.ab_rounds), str(depths))
         label = "trace, in-process" if depths == 1 else f"trace, {depths} depths"
         _print_ratio(name, label, r["active"], r["disabled"])

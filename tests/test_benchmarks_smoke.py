@@ -24,3 +24,9 @@ def test_workload_benchmark_runs():
     pytest.importorskip("tensordict")
     out = _run("workloads", "--only", "tensordict_from_params", "--only", "neutral_dict_heavy")
     assert "fullgraph+tdcompat" in out and "neutral_dict_heavy" in out
+
+
+def test_neutral_benchmark_runs_over_caller_depths():
+    out = _run("neutral", "--only", "neutral_dict_heavy", "--depths", "2")
+    assert "calls (all)" in out and "trace, 2 depths" in out and "caller +1 frame" in out
+    assert "page faults/trace" in out and "re-trace (s)" in out
