@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import NoReturn
 
 
@@ -51,6 +52,88 @@ def guard_dict_contains(source, key: str, present: bool) -> None:
     else:
         builder = functools.partial(GuardBuilder.DICT_CONTAINS, key=key, invert=not present)
     install_guard(source.make_guard(builder))
+
+
+def guard_dict_keys_in_order(tx, source) -> None:
+    """Guard the keys of the dict at ``source`` *and their order*.
+
+    ``DICT_KEYS`` (2.5-2.6) / ``DICT_KEYS_MATCH`` (2.7 on) check the order only for a dict
+    listed in ``OutputGraph.guard_on_key_order``: source names up to 2.7, sources from 2.8
+    (where ``ConstDictVariable.call_method("keys")`` adds them).
+    """
+    import torch
+    from torch._dynamo.guards import GuardBuilder, install_guard
+
+    from .versions import parse_torch_version
+
+    before_28 = parse_torch_version(torch.__version__).release[:2] < (2, 8)
+    tx.output.guard_on_key_order.add(source.name() if before_28 else source)
+    builder = getattr(GuardBuilder, "DICT_KEYS_MATCH", None) or GuardBuilder.DICT_KEYS
+    install_guard(source.make_guard(builder))
+
+
+#: Attribute names deleted from each object while tracing (``SideEffects.store_attr`` of a
+#: ``DeletedVariable``), keyed by the tracker and, on 2.5, by its ``mutable_local`` (the key of
+#: ``store_attr_mutations`` there). A key deleted and stored again moves to the end of a
+#: CPython instance dict but keeps its place in Dynamo's record. Never cleared within a trace
+#: (a restored checkpoint keeps the same keys), so readers can only be more careful.
+_DELETED_NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def note_deleted_attr(item, name) -> None:
+    """Remember that ``name`` was deleted from ``item`` in this trace."""
+    for key in (item, getattr(item, "mutable_local", None)):
+        if key is None:
+            continue
+        try:
+            _DELETED_NAMES.setdefault(key, set()).add(name)
+        except TypeError:  # not weakly referenceable or unhashable: cannot be a record key
+            pass
+
+
+def deleted_attr_names(obj) -> frozenset:
+    """The names deleted from ``obj`` in this trace (see :func:`note_deleted_attr`)."""
+    names = set()
+    for key in (obj, getattr(obj, "mutable_local", None)):
+        try:
+            names |= _DELETED_NAMES.get(key, set()) if key is not None else set()
+        except TypeError:
+            pass
+    return frozenset(names)
+
+
+def deletion_tracker(patch_name: str):
+    """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a patch that
+    needs :func:`deleted_attr_names`: every store goes straight to Dynamo after one type
+    test; a deletion is noted first."""
+    from .wrappers import fail_safe
+
+    deleted_type = []
+
+    @fail_safe(patch_name)
+    def note(wrapped, instance, args, kwargs):
+        from torch._dynamo.variables import DeletedVariable
+
+        if not deleted_type:
+            deleted_type.append(DeletedVariable)
+        item = args[0] if args else kwargs.get("item")
+        name = args[1] if len(args) > 1 else kwargs.get("name")
+        value = args[2] if len(args) > 2 else kwargs.get("value")
+        if type(value) is DeletedVariable and item is not None:
+            note_deleted_attr(item, name)
+        return wrapped(*args, **kwargs)
+
+    def gate(wrapped, instance, args, kwargs):
+        try:
+            other = type(args[2]) is not deleted_type[0]
+        except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
+            other = False
+        if other:
+            return wrapped(*args, **kwargs)
+        return note(wrapped, instance, args, kwargs)
+
+    gate.__name__ = gate.__qualname__ = "store_attr_deletion_gate"
+    return gate
 
 
 def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":

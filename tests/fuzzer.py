@@ -453,13 +453,18 @@ D_POP, D_POP_D, D_GETM, D_IN, V_GET, V_SET = "d_pop", "d_pop_default", "d_get_me
 M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL = "dict", "dict_kw", "unpack", "kwcall"
 M_KEYS, M_ITEMS, M_VALUES, M_SETITEM, M_GETITEM, M_LEN, M_IN = "keys", "items", "values", "setitem", "getitem", "len", "in"
 WITH, WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE = "with", "weakref", "weakref_cb", "weakref_escape", "weakref_store"
+D_KEYS_IT, D_VALUES_IT, D_ITEMS_IT, D_LEN, D_VIEW_HELD, D_ITER_SET = (
+    "d_keys_iter", "d_values_iter", "d_items_iter", "d_len", "d_view_held", "d_iter_set")
+#: Whole-dict reads of ``obj.__dict__`` (order, liveness of views, writes during iteration).
+#: Bookkeeping containers (a module's ``_parameters``, hook dicts) are left out of values.
+DICT_VIEWS = (D_KEYS_IT, D_VALUES_IT, D_ITEMS_IT, D_LEN, D_VIEW_HELD, D_ITER_SET)
 
 ATTR_READS = (ATTR_GET, GETATTR, GETATTR_D, HASATTR, D_GET, D_GETM, D_IN, V_GET)
 ATTR_WRITES = (ATTR_SET, D_SET, D_UPDATE, D_UPDATE_KW, D_SETDEFAULT, V_SET)
 ATTR_REMOVES = (ATTR_DEL, D_DEL, D_POP, D_POP_D)
 MAP_READS = (M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL, M_KEYS, M_ITEMS, M_VALUES, M_GETITEM, M_LEN, M_IN)
 #: How a written key is read back: every read path, plus the writes that return the current value.
-READ_BACKS = ATTR_READS + (ATTR_GET, D_GET, V_GET, D_SETDEFAULT, D_POP_D)
+READ_BACKS = ATTR_READS + (ATTR_GET, D_GET, V_GET, D_SETDEFAULT, D_POP_D, D_KEYS_IT, D_ITEMS_IT)
 TD_ATTR_OPS = (ATTR_SET, ATTR_GET, GETATTR_D, HASATTR, ATTR_DEL)
 WEAKREFS = (WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE)
 
@@ -739,6 +744,24 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         code, errors = _append(op, f"{o}.__dict__.get({k!r})"), []
     elif t == D_IN:
         code, errors = [f"out.append({k!r} in {o}.__dict__)"], []
+    elif t == D_KEYS_IT:
+        code, errors = [f"out.append([_k for _k in {o}.__dict__])"], []
+    elif t == D_VALUES_IT:
+        code, errors = [f"out.append([_v for _v in {o}.__dict__.values() if not isinstance(_v, (dict, set))])"], []
+    elif t == D_ITEMS_IT:
+        code, errors = [f"out.append([_i for _i in {o}.__dict__.items() if not isinstance(_i[1], (dict, set))])"], []
+    elif t == D_LEN:
+        code, errors = [f"out.append(len({o}.__dict__))"], []
+    elif t == D_VIEW_HELD:  # a view made before a write lists what is there when it is read
+        code = [f"_view = {o}.__dict__.items()", f"{o}.__dict__[{k!r}] = {v}",
+                "out.append([_i for _i in _view if not isinstance(_i[1], (dict, set))])"]
+        errors = []
+        st.inst.add(k)
+    elif t == D_ITER_SET:  # a write to a key the loop has yet to reach shows; a new key raises
+        code = [f"for _k in {o}.__dict__:", f"    {o}.__dict__[{k!r}] = {v}",
+                f"    out.append(_k)"]
+        errors = [] if k in st.inst else ["RuntimeError"]
+        st.inst.add(k) if st.inst else None
     elif t == V_GET:
         code, errors = _append(op, f"vars({o})[{k!r}]"), [] if k in st.inst else ["KeyError"]
     elif t == V_SET:
@@ -805,6 +828,7 @@ def _ops_for(kind: Kind, theme: str = "free") -> List[Tuple[str, int]]:
     if kind.ctx:
         ops += [(WITH, 8)]
     ops += [(t, 1) for t in WEAKREFS]
+    ops += [(t, 1) for t in DICT_VIEWS]
     favoured = THEME_OPS.get(theme, ())
     return [(t, w * 4 if t in favoured else w) for t, w in ops]
 
@@ -852,7 +876,7 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
             continue
         ops.append(Op(t, i, key, value, use=rng.random() < use_p))
         for _ in range(rng.choice((1, 1, 2))):  # read back once or twice, by different paths
-            if t in ATTR_WRITES + ATTR_REMOVES + (WR_STORE,):
+            if t in ATTR_WRITES + ATTR_REMOVES + (WR_STORE, D_VIEW_HELD, D_ITER_SET):
                 pending.append((i, "wr" if t == WR_STORE else key, "attr"))
             elif t == M_SETITEM:
                 pending.append((i, key, "item"))

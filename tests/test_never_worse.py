@@ -372,14 +372,25 @@ def test_made_in_frame_equals_eager(fn):
     from packaging.version import Version
 
     release = Version(Version(torch.__version__.split("+")[0]).base_version)
-    for fullgraph in (False, True) if release >= Version("2.12") else (False,):
+    _equals_eager_on_two_calls(fn, (False, True) if release >= Version("2.12") else (False,))
+
+
+def _equals_eager_on_two_calls(fn, fullgraphs, break_allowed: bool = False) -> None:
+    """``fn(x)`` compiled equals eager on two calls with different ``x``, for each ``fullgraph``;
+    with ``break_allowed`` a graph break under ``fullgraph=True`` is accepted (never a difference)."""
+    for fullgraph in fullgraphs:
         torch._dynamo.reset()
         compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
         for call in (1, 2):
             torch.manual_seed(call)
             x = torch.randn(3) * call
             expected = snapshot(fn(x.clone()))
-            got = snapshot(compiled(x.clone()))
+            try:
+                got = snapshot(compiled(x.clone()))
+            except torch._dynamo.exc.Unsupported:
+                if not (break_allowed and fullgraph):
+                    raise
+                break
             assert not diff(expected, got, "call"), (fullgraph, diff(expected, got, "call"))
 
 
@@ -437,3 +448,83 @@ def test_class_write_that_changes_the_class_is_never_skipped(held, written):
                 continue
             got = snapshot((compiled(x), vars(Resets).get("flag")))
             assert not diff(expected, got, "call"), (fullgraph, diff(expected, got, "call"))
+
+
+# -- the whole instance dict (dunder-dict-views, <2.12; dunder-dict-order, 2.12+) ------------------
+class Three:
+    def __init__(self, x):
+        self.a = x
+        self.b = 2
+        self.c = 3.0
+
+
+def readd_then_iterate(x):
+    """A key deleted and stored again moves to the end in CPython; Dynamo's record keeps its
+    place (silently wrong on 2.13 without tdcompat; tdcompat breaks on 2.5-2.15)."""
+    o = Three(x)
+    del o.a
+    o.a = x + 1
+    return [k for k in o.__dict__.keys()], x * 2
+
+
+def view_returned(x):
+    """A view that outlives the frame: on 2.5-2.11 tdcompat's views break there (they are not the
+    object's dict); 2.12+ natively return a view of an empty dict (OPEN_VIEWS)."""
+    o = Three(x)
+    return x + 1, o.__dict__.keys(), o
+
+
+def view_alive_at_break(x):
+    """An iterator over the instance dict alive at a graph break in the frame that made it."""
+    o = Three(x)
+    out = []
+    for k, v in o.__dict__.items():
+        out.append(k)
+        torch._dynamo.graph_break()
+    return out, x * 2
+
+
+class EarlyAttr(torch.nn.Module):
+    """An attribute set before ``nn.Module.__init__``: eager's instance dict starts with it,
+    Dynamo's placeholder for a module made in the frame with ``nn.Module``'s bookkeeping."""
+
+    def __init__(self, x):
+        object.__setattr__(self, "first", 1)
+        super().__init__()
+        self.w = x
+
+
+def early_attr_order(x):
+    m = EarlyAttr(x)
+    return [k for k in m.__dict__.keys()][:3], x + 1
+
+
+def add_during_values(x):
+    """A key added while iterating values(): CPython raises RuntimeError at the next step."""
+    o = Three(x)
+    out = []
+    try:
+        for v in o.__dict__.values():
+            o.d = 1
+            out.append(type(v).__name__)
+    except RuntimeError:
+        out.append("RuntimeError")
+    return out, x
+
+
+#: Wrong with and without tdcompat, per torch prefix: a view of a made-in-frame object's dict
+#: returned from the frame comes back empty on 2.12+ (``DunderDictVariable`` rebuilds it from the
+#: placeholder); open upstream.
+OPEN_VIEWS = {view_returned: ("2.12", "2.13", "2.14", "2.15")}
+
+WHOLE_DICT = [readd_then_iterate, view_returned, view_alive_at_break, early_attr_order, add_during_values]
+
+
+@pytest.mark.parametrize("fn", WHOLE_DICT, ids=[f.__name__ for f in WHOLE_DICT])
+def test_whole_instance_dict_equals_eager(fn):
+    """Keys, views and iteration of an instance dict the frame changed: equal to eager on two
+    calls without ``fullgraph`` on every release, and under ``fullgraph=True`` either equal or a
+    graph break, never a different result (the fuzzer's ``d_*_iter`` ops found the 2.12+ ones)."""
+    if torch.__version__.startswith(OPEN_VIEWS.get(fn, ())):
+        pytest.skip(f"wrong with and without tdcompat on torch {torch.__version__} (open; see OPEN_VIEWS)")
+    _equals_eager_on_two_calls(fn, (False, True), break_allowed=True)

@@ -566,6 +566,9 @@ def test_compatibility_doc_renders_every_history():
 WHEN_RELEASES = {
     ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.13",  # the patch itself ends at 2.11
     ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
+    # 2.12 iterates a copy of a dict tracker's keys; 2.13 added DictViewIterator (the patch starts at 2.12)
+    ("dunder-dict-order", "DunderDictVariable.call_method"): "<2.13",
+    ("dunder-dict-order", "DictViewVariable.call_method"): "<2.13",
 }
 
 

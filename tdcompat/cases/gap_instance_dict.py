@@ -693,3 +693,109 @@ CASES = CASES + (
          lambda: (torch.randn(3), Hidden()), torch=">=2.12", unpatched=(Expect("==2.12.*", WRONG_RESULT),),
          doc="o.__dict__['p'] = v, then o.p where p is a property, o passed in"),
 )
+
+
+# -- the whole instance dict: keys()/values()/items()/len()/iteration (dunder-dict-views, <2.12;
+# -- dunder-dict-order, 2.12+). TorchRL 0.6's ValueEstimatorBase.vmap_randomness iterates
+# -- `self.__dict__.values()` of the estimator its loss builds in the first call (issue 14) -------
+class LazyEstimator(torch.nn.Module):
+    """TorchRL's shape: a helper module with a submodule, asked once for a flag it caches."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.gamma = 0.9
+        self._flag = None
+
+    def flag(self):
+        if self._flag is None:
+            found = 0
+            for val in self.__dict__.values():
+                if isinstance(val, torch.nn.Module):  # submodules live in _modules, not here
+                    found += 1
+            self._flag = "same" if found == 0 else "different"
+        return self._flag
+
+
+def made_module_dict_values(x):
+    est = LazyEstimator(torch.nn.ReLU())  # no Parameter made in the frame (2.5 breaks on that)
+    return x * est.gamma, est.flag(), len(est.__dict__), est._flag
+
+
+def made_object_dict_items(x):
+    """Items, keys and len of an object made in the frame; a write during the iteration to a key
+    the loop has yet to reach shows in it, as in CPython."""
+    o = Hidden(x)
+    o.b = 2
+    o.z = x + 1
+    seen = []
+    for k, v in o.__dict__.items():
+        o.z = x * 3
+        seen.append(k)
+        if isinstance(v, torch.Tensor):
+            x = x + v
+    return x, seen, len(o.__dict__), "z" in o.__dict__.keys(), [k for k in o.__dict__.keys()]
+
+
+class Ordered:
+    def __init__(self):
+        self.a = 1
+        self.b = torch.ones(3)
+
+
+def _reorder(args):
+    """Second call: the same keys in another order (a deleted and re-added key moves to the end)."""
+    o = args[1]
+    a = o.__dict__.pop("a")
+    o.a = a + 1
+
+
+def input_dict_keys_order(x, o):
+    return [k for k in o.__dict__.keys()], x + sum(v for v in o.__dict__.values() if isinstance(v, int))
+
+
+def input_dict_add_during_iteration(x, o):
+    """A key added while iterating: CPython raises RuntimeError at the next step."""
+    seen = []
+    try:
+        for k in o.__dict__:
+            o.__dict__["added"] = 1
+            seen.append(k)
+    except RuntimeError:
+        seen.append("RuntimeError")
+    return x + len(seen), seen
+
+
+CASES = CASES + (
+    Case("dict_views_made_module_values", ("dunder-dict-views",), made_module_dict_values, _x, torch="<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="for val in self.__dict__.values() on a module made in the frame (TorchRL 0.6's vmap_randomness)"),
+    Case("dict_views_made_object_items", ("dunder-dict-views",), made_object_dict_items, _x, torch="<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="o.__dict__.items()/keys()/len() and iteration of an object made in the frame, written during it"),
+    Case("dict_views_input_keys_order", ("dunder-dict-views",), input_dict_keys_order,
+         lambda: (torch.randn(3), Ordered()), vary=_reorder, torch="<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="iterating o.__dict__ of an object passed in; the second call's object has its keys in another order"),
+    Case("dict_order_add_during_iteration", ("dunder-dict-order",), input_dict_add_during_iteration,
+         lambda: (torch.randn(3), Ordered()), torch=">=2.12",
+         unpatched=(Expect(">=2.12", WRONG_RESULT),),
+         doc="a key added to o.__dict__ while iterating it raises RuntimeError (DunderDictVariable, 2.12+)"),
+)
+
+
+def made_readd_dict(x):
+    """``del o.a; o.a = v`` on an object made in the frame: ``a`` is last in CPython's dict; the
+    rebuilt object had it first (2.5-2.12). 2.12+ return an empty dict here (open upstream), so
+    the order shows there only through iteration (``test_never_worse``)."""
+    o = Ordered()
+    del o.a
+    o.a = x + 1
+    return o.__dict__, x * 2
+
+
+CASES = CASES + (
+    Case("readd_order_made_object", ("readd-order",), made_readd_dict, _x, torch="<2.12",
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="del o.a; o.a = v on an object made in the frame, its __dict__ returned (key order)"),
+)

@@ -38,6 +38,8 @@ _PATCH_MODULES = (
     "class_hasattr",
     "module_deleted_attr",
     "class_setattr",
+    "dunder_dict_views",
+    "readd_order",
     "module_delattr",
 )
 

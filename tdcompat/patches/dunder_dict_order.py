@@ -1,4 +1,4 @@
-"""Iterating ``obj.__dict__`` after adding an attribute lists the new key first (torch 2.12 on).
+"""Iterating ``obj.__dict__`` in CPython's order and with CPython's errors (torch 2.12 on).
 
 Root cause: ``SideEffectsProxyDict.__iter__`` (torch/_dynamo/variables/dicts.py,
 the storage of ``DunderDictVariable`` from pytorch/pytorch#174570) yields the
@@ -7,20 +7,82 @@ keeps insertion order: the keys the object had, then the ones added. So
 ``list(o.__dict__)``, ``list(vars(o))``, ``dict(vars(o))`` and anything that
 iterates them after ``o.z = 1`` come out in another order than eager
 (silently wrong, measured on 2.12.1, 2.13.0 and 2.15.0, plain objects and
-modules).
+modules). Found later by the fuzzer's whole-dict ops (2026-11-24), also silently wrong
+natively: a key added while iterating does not raise ``RuntimeError`` (the proxy's
+iterator is a copy; 2.12 iterates a copy of the keys, ``ListIteratorVariable``), and a
+key deleted and stored again keeps its old place (Dynamo's record keeps it).
 
-The fix yields the object's keys that are still there in their own order, then
-the added keys in the order they were first stored. Not modelled (as in
-Dynamo's replay, which writes the real ``__dict__`` the same way): a key the
-object had, deleted and stored again in the frame, keeps its old position.
+The fix yields the object's keys that are still there in their own order, then the added
+keys in the order they were first stored (an object made in the frame whose placeholder
+keys the frame stored too: the order of those stores, as eager may set attributes before
+``super().__init__()``); between two steps a change of size raises ``RuntimeError`` as
+CPython does, any other change of keys graph-breaks. On 2.12 ``for k in o.__dict__`` and
+the views' ``__iter__`` return an iterator that does the same (and guards an input's keys
+and their order, as Dynamo's own ``__iter__`` does). A key deleted and stored again in the
+frame, or (2.12, which records a slot store like a dict write) a stored slot name: a graph
+break.
 """
 
 from __future__ import annotations
 
+import functools
+
+from ..dynamo_api import (
+    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, new_object_kwargs, raise_observed)
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "dunder-dict-order"
+
+
+def _keys_now(instance):
+    """The object's keys that are still there in their own order, then the added ones in the
+    order they were first stored. An object made in the frame whose own keys (Dynamo's
+    placeholder: for a module, ``nn.Module.__init__``'s bookkeeping) were all stored by the
+    frame too has them in the order of those stores: eager may have set other attributes
+    before ``super().__init__()``."""
+    from torch._dynamo.variables import DeletedVariable
+
+    own = instance.item_dict
+    table = instance.side_effects_table()
+    if getattr(instance.item, "source", None) is None and own.keys() <= table.keys():
+        return [k for k, v in table.items() if not isinstance(v, DeletedVariable)]
+    keys = [k for k in own if not isinstance(table.get(k), DeletedVariable)]
+    return keys + [k for k, v in table.items() if k not in own and not isinstance(v, DeletedVariable)]
+
+
+def _refuse_slots(proxy, keys) -> None:
+    """2.12 records a slot store like an instance-dict write (2.13 tells them apart): a stored
+    name that is a slot of the class may not be in ``__dict__`` at all, so listing it is a guess."""
+    import inspect
+    import types
+
+    cls = type(getattr(proxy.item, "value", None))
+    own = proxy.item_dict
+    for key in keys:
+        if key not in own and isinstance(inspect.getattr_static(cls, key, None), types.MemberDescriptorType):
+            graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
+                        f"{key!r} is a slot of {cls.__name__}: a store to it and a write to __dict__ look alike here")
+
+
+def _checked(instance, keys):
+    """Yield ``keys`` as CPython's dict iterator would: a change of size between two steps
+    raises ``RuntimeError`` (Dynamo's dict iterators turn it into the user's exception); other
+    changes of the key set graph-break (CPython's answer depends on its table layout)."""
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.dicts import HashableTracker
+
+    for i in range(len(keys) + 1):
+        if i:
+            now = _keys_now(instance)
+            if len(now) != len(keys):
+                raise RuntimeError("dictionary changed size during iteration")
+            if now != keys:
+                graph_break("__dict__ iteration", f"{instance.item}.__dict__",
+                            "its keys changed during the iteration")
+        if i == len(keys):
+            return
+        yield HashableTracker(ConstantVariable.create(keys[i]))
 
 
 @fail_safe(NAME)
@@ -31,24 +93,143 @@ def _iter(wrapped, instance, args, kwargs):
     own = getattr(instance, "item_dict", None)
     if not isinstance(own, dict):
         return DEFER
-    from torch._dynamo.variables import ConstantVariable, DeletedVariable
-    from torch._dynamo.variables.dicts import HashableTracker
+    keys = _keys_now(instance)
+    _refuse_slots(instance, keys)
+    if set(keys) & deleted_attr_names(instance.item):
+        graph_break("__dict__ iteration", f"{instance.item}.__dict__",
+                    "a key deleted and stored again in the frame moves to the end in CPython, "
+                    "but keeps its place in Dynamo's record")
+    return _checked(instance, keys)
 
-    table = instance.side_effects_table()
-    keys = [k for k in own if not isinstance(table.get(k), DeletedVariable)]
-    keys += [k for k, v in table.items() if k not in own and not isinstance(v, DeletedVariable)]
-    return iter([HashableTracker(ConstantVariable.create(k)) for k in keys])
+
+@functools.lru_cache(maxsize=None)
+def _live_iterator_type():
+    """2.12's ``for k in o.__dict__`` / ``.keys()``/``.values()``/``.items()`` iterate a copy
+    (``ListIteratorVariable``; 2.13 iterates the proxy itself, ``DictViewIterator``): this
+    iterator holds the keys it started with and reads each entry when it is reached."""
+    from torch._dynamo.variables import ConstantVariable, TupleVariable
+    from torch._dynamo.variables.lists import ListIteratorVariable
+
+    class LiveDunderDictIterator(ListIteratorVariable):
+        _nonvar_fields = {"kind", "keys", *ListIteratorVariable._nonvar_fields}
+
+        def __init__(self, items, proxy=None, kind="keys", keys=(), **kwargs):
+            super().__init__(items, **kwargs)
+            self.proxy = proxy
+            self.kind = kind
+            self.keys = tuple(keys)
+
+        def _check(self, tx):
+            now = _keys_now(self.proxy)
+            if len(now) != len(self.keys):
+                raise_observed(RuntimeError, tx, f"{self.proxy.item}.__dict__ changed size during iteration")
+            if tuple(now) != self.keys:
+                graph_break("__dict__ iteration", f"{self.proxy.item}.__dict__",
+                            "its keys changed during the iteration")
+
+        def _entry(self, key_vt):
+            if self.kind == "keys":
+                return key_vt
+            value = self.proxy[key_vt.as_python_constant()]
+            return value if self.kind == "values" else TupleVariable([key_vt, value])
+
+        def next_variable(self, tx):
+            self._check(tx)
+            return self._entry(super().next_variable(tx))
+
+        def unpack_var_sequence(self, tx):
+            self._check(tx)
+            return [self._entry(k) for k in super().unpack_var_sequence(tx)]
+
+        def force_unpack_var_sequence(self, tx):
+            self._check(tx)
+            return [self._entry(k) for k in super().force_unpack_var_sequence(tx)]
+
+        def as_python_constant(self):
+            raise NotImplementedError
+
+        def reconstruct(self, codegen):
+            graph_break("__dict__ iteration", f"iter({self.proxy.item}.__dict__)",
+                        "an iterator over an instance dict cannot outlive the graph (it would be a copy)")
+
+    def make(proxy, kind):
+        keys = _keys_now(proxy)
+        _refuse_slots(proxy, keys)
+        if set(keys) & deleted_attr_names(proxy.item):
+            graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
+                        "a key deleted and stored again in the frame moves to the end in CPython, "
+                        "but keeps its place in Dynamo's record")
+        return LiveDunderDictIterator([ConstantVariable.create(k) for k in keys], proxy=proxy, kind=kind,
+                                      keys=keys, **new_object_kwargs())
+
+    return make
+
+
+def _copies_when_iterating() -> bool:
+    """Does this torch iterate a dict tracker as a copy (2.12: no ``DictViewIterator`` yet)?"""
+    from torch._dynamo.variables import iter as iter_module
+
+    return not hasattr(iter_module, "DictViewIterator")
+
+
+def _proxy_of(dict_vt):
+    from torch._dynamo.variables.dicts import DunderDictVariable, SideEffectsProxyDict
+
+    if type(dict_vt) is DunderDictVariable and isinstance(dict_vt.items, SideEffectsProxyDict):
+        return dict_vt.items
+    return None
+
+
+def _guard_keys(tx, dict_vt) -> None:
+    """What Dynamo's own ``__iter__`` guards: the keys of an object passed in, and their order."""
+    if dict_vt.source is not None:
+        guard_dict_keys_in_order(tx, dict_vt.source)
+
+
+def _iter_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``DunderDictVariable.call_method`` and ``DictViewVariable.call_method``
+    (2.12): anything but ``__iter__`` goes straight to Dynamo after one comparison."""
+    try:
+        other = args[1] != "__iter__"
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _iter_call(wrapped, instance, args, kwargs)
+
+
+@fail_safe(NAME)
+def _iter_call(wrapped, instance, args, kwargs):
+    """``call_method(tx, "__iter__", [], {})`` on ``o.__dict__`` (``for k in o.__dict__``) or on
+    one of its views (``o.__dict__.values()``...)."""
+    if len(args) != 4 or kwargs or args[1] != "__iter__" or args[2] or args[3]:
+        return DEFER
+    dict_vt, kind = getattr(instance, "dv_dict", instance), getattr(instance, "kv", "keys")
+    proxy = _proxy_of(dict_vt)
+    if proxy is None or kind not in ("keys", "values", "items"):
+        return DEFER
+    effects_begin()
+    _guard_keys(args[0], dict_vt)
+    return _live_iterator_type()(proxy, kind)
 
 
 PATCH = Patch(
     name=NAME,
-    fixes="`list(obj.__dict__)` / `vars(obj)` iterated after adding an attribute put the new key first "
+    fixes="`list(obj.__dict__)` / `vars(obj)` iterated after adding an attribute put the new key first; "
+    "a key added while iterating raises no RuntimeError; a key deleted and set again keeps its place "
     "(silently wrong, torch 2.12+)",
-    upstream="torch/_dynamo/variables/dicts.py: SideEffectsProxyDict.__iter__",
+    upstream="torch/_dynamo/variables/dicts.py: SideEffectsProxyDict.__iter__; (2.12) DunderDictVariable.call_method, "
+    "DictViewVariable.call_method; torch/_dynamo/side_effects.py: SideEffects.store_attr (deletions noted)",
     mirrors="CPython dict insertion order; open upstream; SideEffectsProxyDict from pytorch/pytorch#174570",
     torch=">=2.12",
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__iter__", _iter),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+               params=("item", "name", "value")),
+        Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
+               params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
+        Target("torch._dynamo.variables.dicts", "DictViewVariable", "call_method", _iter_gate,
+               params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
     ),
     requires=(
         "torch._dynamo.variables.dicts:SideEffectsProxyDict.side_effects_table",
@@ -62,6 +243,8 @@ PATCH = Patch(
         ("2.12+",
          "`SideEffectsProxyDict.__iter__` yields the keys stored in the frame first: `list(o.__dict__)`, "
          "`list(vars(o))`, `dict(vars(o))` after `o.z = v` put the new key first (silently wrong; measured on "
-         "2.12.1, 2.13.0 and 2.15.0, plain objects and modules). Open upstream"),
+         "2.12.1, 2.13.0 and 2.15.0, plain objects and modules). A key added while iterating `o.__dict__` "
+         "raises no `RuntimeError`, and a key deleted and set again keeps its old place (silently wrong on "
+         "2.12.1-2.15.0; 2.12 iterates a copy of the keys, 2.13+ a copy made by the proxy). Open upstream"),
     ),
 )

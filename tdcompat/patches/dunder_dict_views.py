@@ -1,0 +1,286 @@
+"""Reading the whole ``__dict__`` of a user object: views, ``len``, iteration (torch 2.5-2.11).
+
+Root cause: before 2.12 ``obj.__dict__`` of a user object is ``GetAttrVariable(obj,
+"__dict__")`` (torch/_dynamo/variables/misc.py), whose ``call_method`` knows only
+single-key reads; ``keys()``, ``values()``, ``items()``, ``len()`` and ``for k in
+obj.__dict__`` graph-break (``call_method GetAttrVariable(...) values``; from 2.8
+``Unsupported method call``). TorchRL 0.6's value estimators do ``for val in
+self.__dict__.values()`` (``vmap_randomness``) on the estimator the loss builds in its
+first call (issue 14). 2.12 models the instance dict as a dictionary
+(``DunderDictVariable``, pytorch/pytorch#174570, #174941).
+
+The fix answers them in CPython's order: for an object made in the frame, the keys of
+Dynamo's placeholder (a module's ``nn.Module.__init__`` bookkeeping, which the traced
+``__init__`` stores again in the same order) then the other stored keys in the order of
+their first store; for an object passed in, its own keys (guarded with their order:
+``DICT_KEYS``/``DICT_KEYS_MATCH`` with the dict in ``guard_on_key_order``) then the keys the
+frame added. The views are live, as CPython's are: ``len``, ``in`` and each step of an
+iteration read the attributes as they are then; a change of size during an iteration
+raises ``RuntimeError`` in the trace (2.6+; a graph break on 2.5), any other change of keys
+graph-breaks. A view or iterator that would outlive the graph (returned, or alive at a graph
+break) graph-breaks instead of being rebuilt as a copy. Deferred to Dynamo (a graph break):
+a key deleted and stored again in the frame (its place is not in Dynamo's record; deletions
+are noted from ``SideEffects.store_attr``), a stored name that is a data descriptor of the
+class (a slot or property), a placeholder key the frame did not store first, a class with
+its own ``__getattribute__``, objects without an instance dict. ``list(obj.__dict__.values())``
+and consumers other than ``for``, ``len``, ``in`` still break (Dynamo would take a copy).
+On 2.9-2.11 ``for k in obj.__dict__`` itself still breaks (``iter()`` asks ``hasattr`` of the
+``GetAttrVariable``); ``obj.__dict__.keys()`` works there.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..dynamo_api import (
+    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_receiver_types,
+    is_data_descriptor, made_in_frame, new_object_kwargs, raise_observed)
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "dunder-dict-views"
+
+_VIEWS = ("keys", "values", "items")
+_HANDLED = frozenset(_VIEWS + ("__len__", "__iter__"))
+
+def _record_key(tx, obj):
+    """The key of ``obj``'s pending stores in ``SideEffects.store_attr_mutations``."""
+    local = getattr(obj, "mutable_local", None)
+    table = tx.output.side_effects.store_attr_mutations
+    return local if local is not None and local in table else obj
+
+
+def _current_keys(tx, obj):
+    """The keys of ``obj.__dict__`` at this point of the frame, in CPython's order, or None
+    where they cannot be known exactly (see the module docstring). For an object passed
+    in, its own keys and their order are guarded (an effect)."""
+    from torch._dynamo.variables import DeletedVariable
+
+    value = getattr(obj, "value", None)
+    real = getattr(value, "__dict__", None)
+    cls = type(value)
+    if not isinstance(real, dict) or cls.__getattribute__ is not object.__getattribute__:
+        return None
+    record = tx.output.side_effects.store_attr_mutations.get(_record_key(tx, obj)) or {}
+    if made_in_frame(obj):
+        keys = list(record)
+        if keys[:len(real)] != list(real):
+            return None  # a placeholder key the frame did not store first, in the same order
+    elif obj.source is not None:
+        keys = list(real) + [name for name in record if name not in real]
+    else:
+        return None
+    keys = [name for name in keys if not (name in record and isinstance(record[name], DeletedVariable))]
+    deleted = deleted_attr_names(obj)
+    for name in keys:
+        if not isinstance(name, str) or is_data_descriptor(cls, name) or name in deleted:
+            return None  # not in __dict__ (a slot, a property), or deleted and stored again
+    if not made_in_frame(obj):
+        from torch._dynamo.source import AttrSource
+
+        effects_begin()
+        guard_dict_keys_in_order(tx, AttrSource(obj.source, "__dict__"))
+    return keys
+
+
+def _keys_or_break(tx, obj, what: str):
+    keys = _current_keys(tx, obj)
+    if keys is None:
+        graph_break("__dict__ view", f"{obj}.__dict__.{what}",
+                    "tdcompat cannot list this instance dict exactly any more (an attribute was deleted)")
+    return keys
+
+
+def _entry(tx, obj, kind: str, name: str):
+    from torch._dynamo.variables import ConstantVariable, TupleVariable
+
+    key = ConstantVariable.create(name)
+    if kind == "keys":
+        return key
+    record = tx.output.side_effects.store_attr_mutations.get(_record_key(tx, obj)) or {}
+    # A key the frame has not stored is the object's own (passed in): no data descriptor
+    # shadows it (_current_keys), so the attribute read is the instance dict's item.
+    value = record[name] if name in record else obj.var_getattr(tx, name)
+    return value if kind == "values" else TupleVariable([key, value])
+
+
+@functools.lru_cache(maxsize=None)
+def _view_types():
+    """(view tracker, iterator tracker), defined once Dynamo is imported."""
+    from torch._dynamo.variables import ConstantVariable, VariableTracker
+    from torch._dynamo.variables.lists import ListIteratorVariable
+
+    python_types = {kind: type(getattr({}, kind)()) for kind in _VIEWS}
+    iterator_types = {kind: type(iter(getattr({}, kind)())) for kind in _VIEWS}
+
+    class InstanceDictView(VariableTracker):
+        """``obj.__dict__.keys()``/``values()``/``items()`` of an object made in the frame:
+        every use reads ``obj``'s attributes as they are then."""
+
+        _nonvar_fields = {"kind", *VariableTracker._nonvar_fields}
+
+        def __init__(self, obj, kind: str, **kwargs) -> None:
+            super().__init__(**kwargs)
+            self.obj = obj
+            self.kind = kind
+
+        def python_type(self):
+            return python_types[self.kind]
+
+        def as_python_constant(self):
+            raise NotImplementedError
+
+        def has_unpack_var_sequence(self, tx) -> bool:
+            return False  # iteration goes through __iter__ (a live iterator), not a copy
+
+        def reconstruct(self, codegen):
+            graph_break("__dict__ view", f"{self.obj}.__dict__.{self.kind}()",
+                        "a view of an instance dict cannot outlive the graph (it would be a copy)")
+
+        def call_obj_hasattr(self, tx, name):
+            # 2.9+ trace iter() as a polyfill that asks hasattr(view, "__iter__") first
+            return ConstantVariable.create(hasattr(python_types[self.kind], name))
+
+        def var_getattr(self, tx, name):
+            if name in ("__iter__", "__len__", "__contains__"):
+                from torch._dynamo.variables import GetAttrVariable
+
+                return GetAttrVariable(self, name)  # calling it is self.call_method(name)
+            return super().var_getattr(tx, name)
+
+        def call_method(self, tx, name, args, kwargs):
+            if not args and not kwargs and name in ("__iter__", "__len__"):
+                keys = _keys_or_break(tx, self.obj, f"{self.kind}()")
+                if name == "__len__":
+                    return ConstantVariable.create(len(keys))
+                return make_iterator(self.obj, self.kind, keys)
+            if name == "__contains__" and self.kind == "keys" and len(args) == 1 and not kwargs:
+                if args[0].is_python_constant():
+                    keys = _keys_or_break(tx, self.obj, "keys()")
+                    return ConstantVariable.create(args[0].as_python_constant() in keys)
+            return super().call_method(tx, name, args, kwargs)
+
+        def __repr__(self) -> str:
+            return f"InstanceDictView({self.obj}.__dict__.{self.kind}())"
+
+    class InstanceDictIterator(ListIteratorVariable):
+        """An iterator over such a view: the keys it started with, each entry read when it is
+        reached; a change of keys graph-breaks (CPython raises)."""
+
+        _nonvar_fields = {"kind", "keys", *ListIteratorVariable._nonvar_fields}
+
+        def __init__(self, items, obj=None, kind: str = "keys", keys=(), **kwargs) -> None:
+            super().__init__(items, **kwargs)
+            self.obj = obj
+            self.kind = kind
+            self.keys = tuple(keys)
+
+        def _check(self, tx):
+            now = tuple(_keys_or_break(tx, self.obj, f"{self.kind}() iteration"))
+            if len(now) != len(self.keys):
+                raise_observed(RuntimeError, tx, f"{self.obj}.__dict__ changed size during iteration")
+            if now != self.keys:
+                graph_break("__dict__ view", f"{self.obj}.__dict__ iteration",
+                            "its keys changed during the iteration (CPython's answer depends on its table)")
+
+        def next_variable(self, tx):
+            self._check(tx)
+            name = super().next_variable(tx).as_python_constant()
+            return _entry(tx, self.obj, self.kind, name)
+
+        def unpack_var_sequence(self, tx):
+            self._check(tx)
+            return [_entry(tx, self.obj, self.kind, k.as_python_constant())
+                    for k in super().unpack_var_sequence(tx)]
+
+        def force_unpack_var_sequence(self, tx):
+            self._check(tx)
+            return [_entry(tx, self.obj, self.kind, k.as_python_constant())
+                    for k in super().force_unpack_var_sequence(tx)]
+
+        def python_type(self):
+            return iterator_types[self.kind]
+
+        def as_python_constant(self):
+            raise NotImplementedError
+
+        def reconstruct(self, codegen):
+            graph_break("__dict__ view", f"iter({self.obj}.__dict__.{self.kind}())",
+                        "an iterator over an instance dict cannot outlive the graph (it would be a copy)")
+
+        def __repr__(self) -> str:
+            return f"InstanceDictIterator({self.obj}.__dict__.{self.kind}())"
+
+    def make_iterator(obj, kind, keys):
+        return InstanceDictIterator([ConstantVariable.create(k) for k in keys], obj=obj, kind=kind,
+                                    keys=keys, **new_object_kwargs())
+
+    return InstanceDictView, make_iterator
+
+
+@fail_safe(NAME)
+def _dict_call_method(wrapped, instance, args, kwargs):
+    """``GetAttrVariable(obj, "__dict__").call_method(tx, name, args, kwargs)``."""
+    if getattr(instance, "name", None) != "__dict__" or len(args) != 4 or kwargs:
+        return DEFER
+    tx, name, call_args, call_kwargs = args
+    if name not in _HANDLED or call_args or call_kwargs:
+        return DEFER
+    obj = instance.obj
+    if type(obj) not in instance_dict_receiver_types():
+        return DEFER
+    keys = _current_keys(tx, obj)
+    if keys is None:
+        return DEFER
+    from torch._dynamo.variables import ConstantVariable
+
+    view, make_iterator = _view_types()
+    effects_begin()
+    if name == "__len__":
+        return ConstantVariable.create(len(keys))
+    if name == "__iter__":
+        return make_iterator(obj, "keys", keys)
+    return view(obj, name)
+
+
+def _dict_call_method_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``GetAttrVariable.call_method``: a method this patch does not
+    answer goes straight on after one set test."""
+    try:
+        other = args[1] not in _HANDLED
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _dict_call_method(wrapped, instance, args, kwargs)
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="call_method GetAttrVariable(..., __dict__) values/keys/items/__len__/__iter__ (2.5-2.7), "
+    "Unsupported method call (2.8-2.11): reading the whole instance dict of an object made in the frame "
+    "(TorchRL 0.6's ValueEstimatorBase.vmap_randomness: `for val in self.__dict__.values()`)",
+    upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
+    mirrors="torch 2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
+    torch="<2.12",
+    fixed_upstream="2.12: DunderDictVariable models obj.__dict__ as a dictionary",
+    targets=(
+        Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method_gate,
+               params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+               params=("item", "name", "value")),
+    ),
+    requires=(
+        "torch._dynamo.variables:DeletedVariable",
+        "torch._dynamo.variables:TupleVariable",
+        "torch._dynamo.variables.lists:ListIteratorVariable.next_variable",
+        "torch._dynamo.variables.lists:ListIteratorVariable.force_unpack_var_sequence",
+    ),
+    summary="keys()/values()/items()/len()/iteration of the __dict__ of an object made in the frame, live",
+    history=(
+        ("2.5-2.7", "`GetAttrVariable.call_method` knows only single-key reads: "
+         "`call_method GetAttrVariable(..., __dict__) values [] {}` (TorchRL 0.6's `vmap_randomness`)"),
+        ("2.8-2.11", "the same, reported as `Unsupported method call`"),
+        ("2.12+", "fixed upstream: `DunderDictVariable` (pytorch/pytorch#174570, #174941)"),
+    ),
+)

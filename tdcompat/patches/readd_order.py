@@ -1,0 +1,86 @@
+"""An attribute deleted and set again moves to the end of a new object's ``__dict__`` (torch 2.5-2.12).
+
+Root cause: Dynamo records an object's attribute stores in ``SideEffects.store_attr_mutations``,
+one entry per name in the order of the *first* store (torch/_dynamo/side_effects.py,
+``SideEffects.store_attr``); a deletion writes a ``DeletedVariable`` into that entry and a later
+store overwrites it in place. CPython's instance dict moves the key to the end instead. An
+object made in the frame is rebuilt after the graph by setting its recorded attributes in
+record order, so ``o = C(); del o.a; o.a = v`` leaves the real object with ``a`` first:
+``list(vars(o))``, ``o.__dict__`` iteration after a graph break and anything that reads the
+order later are silently wrong (measured on 2.5.1-2.13.0 without tdcompat; 2.13 gets the
+object right and its reads wrong, which ``dunder-dict-order`` breaks on).
+
+The fix: a store of a value under a name whose entry holds a ``DeletedVariable``, on an object
+made in the frame, first removes that entry, so the store lands at the end of the record as
+the key does in CPython. An object passed in is left as it is: its rebuild sets attributes on
+the real object, where the key keeps its old place whatever the record's order (open; a
+graph break would be the only safe answer there).
+"""
+
+from __future__ import annotations
+
+from ..dynamo_api import made_in_frame
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "readd-order"
+
+_DELETED: list = []
+
+
+def _store_attr_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``SideEffects.store_attr(item, name, value)``: a store of a deletion,
+    or on an object with no recorded deletion of that name, goes straight to Dynamo."""
+    try:
+        pending = instance.store_attr_mutations
+        item, name = args[0], args[1]
+        entry = (pending.get(item) or pending.get(getattr(item, "mutable_local", None)) or {}).get(name)
+        if entry is None or type(entry) is not _DELETED[0] or type(args[2]) is _DELETED[0]:
+            return wrapped(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
+        pass
+    return _store_attr(wrapped, instance, args, kwargs)
+
+
+@fail_safe(NAME)
+def _store_attr(wrapped, instance, args, kwargs):
+    from torch._dynamo.variables import DeletedVariable
+
+    if not _DELETED:
+        _DELETED.append(DeletedVariable)
+    if len(args) != 3 or kwargs:
+        return DEFER
+    item, name, value = args
+    if isinstance(value, DeletedVariable) or not made_in_frame(item):
+        return DEFER
+    pending = instance.store_attr_mutations
+    local = getattr(item, "mutable_local", None)
+    record = pending.get(local) if local is not None and local in pending else pending.get(item)
+    if not record or not isinstance(record.get(name), DeletedVariable):
+        return DEFER
+    effects_begin()
+    del record[name]  # the store below appends it: the key's place in CPython's dict
+    return wrapped(*args, **kwargs)
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`o = C(); del o.a; o.a = v` leaves `a` first in the rebuilt object's __dict__ "
+    "(CPython: last), silently wrong for `list(vars(o))` after the frame or a graph break",
+    upstream="torch/_dynamo/side_effects.py: SideEffects.store_attr",
+    mirrors="CPython dict insertion order (a deleted key set again goes to the end); open upstream",
+    torch="<2.13",
+    fixed_upstream="2.13: the rebuilt object is right (its in-frame reads are dunder-dict-order's)",
+    targets=(
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", _store_attr_gate,
+               params=("item", "name", "value")),
+    ),
+    requires=("torch._dynamo.variables:DeletedVariable",),
+    summary="an attribute deleted and set again on an object made in the frame goes to the end of its __dict__",
+    history=(
+        ("2.5-2.12",
+         "the record of attribute stores keeps a deleted and re-set key in its first place: the object "
+         "made in the frame is rebuilt with it first (silently wrong key order; measured on 2.5.1-2.12.1)"),
+        ("2.13+", "the rebuilt object is right natively (measured on 2.13.0)"),
+    ),
+)
