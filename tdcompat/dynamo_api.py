@@ -141,16 +141,19 @@ def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
 
     ``raise_observed_exception(exc_type, tx, *, args=...)`` from about 2.6;
     2.5's ``raise_observed_exception(e, tx, vt)`` passes ``vt`` on as the
-    translator of ``BuiltinVariable(e).call_function`` and knows only the
-    exceptions in its ``observed_exception_map``; others graph-break.
+    translator of ``BuiltinVariable(e).call_function``. Up to 2.8 only the
+    exceptions in ``observed_exception_map`` can be raised (2.6: StopIteration,
+    KeyError, AttributeError); others graph-break. 2.9 makes any of them.
     """
     from torch._dynamo import exc
 
+    known = getattr(exc, "observed_exception_map", None)
+    if (not hasattr(exc, "get_dynamo_observed_exception") and isinstance(known, dict)
+            and exc_type not in known):  # 2.5-2.8 raise only the exceptions in that map (2.6: three)
+        graph_break(f"{exc_type.__name__} in compiled code", context,
+                    f"eager raises {exc_type.__name__} here; this torch cannot raise it inside the trace")
     params = inspect.signature(exc.raise_observed_exception).parameters
     if "vt" in params:
-        if exc_type not in getattr(exc, "observed_exception_map", {}):
-            graph_break(f"{exc_type.__name__} in compiled code", context,
-                        f"eager raises {exc_type.__name__} here; this torch cannot raise it inside the trace")
         exc.raise_observed_exception(exc_type, tx, tx)
     exc.raise_observed_exception(exc_type, tx)
     raise AssertionError("unreachable")  # pragma: no cover

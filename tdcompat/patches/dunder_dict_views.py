@@ -24,8 +24,8 @@ are noted from ``SideEffects.store_attr``), a stored name that is a data descrip
 class (a slot or property), a placeholder key the frame did not store first, a class with
 its own ``__getattribute__``, objects without an instance dict. ``list(obj.__dict__.values())``
 and consumers other than ``for``, ``len``, ``in`` still break (Dynamo would take a copy).
-On 2.9-2.11 ``for k in obj.__dict__`` itself still breaks (``iter()`` asks ``hasattr`` of the
-``GetAttrVariable``); ``obj.__dict__.keys()`` works there.
+On 2.9-2.11 ``iter()`` is a polyfill that asks ``hasattr(obj.__dict__, "__iter__")`` first:
+answered as ``dict`` would (``GetAttrVariable.call_obj_hasattr``, inherited, wrapped there only).
 """
 
 from __future__ import annotations
@@ -73,8 +73,10 @@ def _current_keys(tx, obj):
     keys = [name for name in keys if not (name in record and isinstance(record[name], DeletedVariable))]
     deleted = deleted_attr_names(obj)
     for name in keys:
-        if not isinstance(name, str) or is_data_descriptor(cls, name) or name in deleted:
-            return None  # not in __dict__ (a slot, a property), or deleted and stored again
+        if not isinstance(name, str) or name in deleted:
+            return None  # deleted and stored again: its place is not in the record
+        if is_data_descriptor(cls, name) and (name not in real or made_in_frame(obj)):
+            return None  # a stored slot or property name: perhaps not in __dict__ at all
     if not made_in_frame(obj):
         from torch._dynamo.source import AttrSource
 
@@ -98,10 +100,21 @@ def _entry(tx, obj, kind: str, name: str):
     if kind == "keys":
         return key
     record = tx.output.side_effects.store_attr_mutations.get(_record_key(tx, obj)) or {}
-    # A key the frame has not stored is the object's own (passed in): no data descriptor
-    # shadows it (_current_keys), so the attribute read is the instance dict's item.
-    value = record[name] if name in record else obj.var_getattr(tx, name)
+    value = record[name] if name in record else _own_value(tx, obj, name)
     return value if kind == "values" else TupleVariable([key, value])
+
+
+def _own_value(tx, obj, name: str):
+    """``obj.__dict__[name]`` of an object passed in, for a key the frame has not stored: the
+    attribute read, unless a data descriptor of the class (a property) hides the item."""
+    if not is_data_descriptor(type(obj.value), name):
+        return obj.var_getattr(tx, name)
+    from torch._dynamo import source as sources
+    from torch._dynamo.variables.builder import VariableBuilder
+
+    item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)
+    return VariableBuilder(tx, item_source(sources.AttrSource(obj.source, "__dict__"), name))(
+        obj.value.__dict__[name])
 
 
 @functools.lru_cache(maxsize=None)
@@ -243,6 +256,32 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     return view(obj, name)
 
 
+@fail_safe(NAME)
+def _dict_hasattr(wrapped, instance, args, kwargs):
+    """``GetAttrVariable(obj, "__dict__").call_obj_hasattr(tx, name)``: 2.9+ trace ``iter(x)`` as a
+    polyfill that asks ``hasattr(x, "__iter__")`` first (``for k in obj.__dict__``); answered for the
+    instance dicts this patch can list, as ``dict`` would."""
+    if getattr(instance, "name", None) != "__dict__" or len(args) != 2 or kwargs:
+        return DEFER
+    tx, name = args
+    obj = instance.obj
+    if type(obj) not in instance_dict_receiver_types() or not isinstance(name, str):
+        return DEFER
+    if _current_keys(tx, obj) is None:
+        return DEFER
+    from torch._dynamo.variables import ConstantVariable
+
+    effects_begin()
+    return ConstantVariable.create(hasattr(dict, name))
+
+
+def _iter_is_a_polyfill() -> bool:
+    """Does this torch trace ``iter()`` through ``polyfills.builtins.iter_`` (2.9 on)?"""
+    from torch._dynamo.polyfills import builtins
+
+    return hasattr(builtins, "iter_")
+
+
 def _dict_call_method_gate(wrapped, instance, args, kwargs):
     """What is installed on ``GetAttrVariable.call_method``: a method this patch does not
     answer goes straight on after one set test."""
@@ -267,6 +306,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method_gate,
                params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_obj_hasattr", _dict_hasattr,
+               inherited=True, params=("tx", "name"), when=_iter_is_a_polyfill),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
                params=("item", "name", "value")),
     ),
