@@ -569,8 +569,8 @@ WHEN_RELEASES = {
     # 2.12 iterates a copy of a dict tracker's keys; 2.13 added DictViewIterator (the patch starts at 2.12)
     ("dunder-dict-order", "DunderDictVariable.call_method"): "<2.13",
     ("dunder-dict-order", "DictViewVariable.call_method"): "<2.13",
-    # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) from 2.9
-    ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9",
+    # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)
+    ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",
 }
 
 
