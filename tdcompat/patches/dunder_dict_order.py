@@ -166,7 +166,7 @@ def _live_iterator_type():
 
 
 def _copies_when_iterating() -> bool:
-    """Does this torch iterate a dict tracker as a copy (2.12: no ``DictViewIterator`` yet)?"""
+    """only where Dynamo iterates a dict tracker as a copy (2.12; 2.13 added ``DictViewIterator``)"""
     from torch._dynamo.variables import iter as iter_module
 
     return not hasattr(iter_module, "DictViewIterator")

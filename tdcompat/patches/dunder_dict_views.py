@@ -276,7 +276,7 @@ def _dict_hasattr(wrapped, instance, args, kwargs):
 
 
 def _iter_is_a_polyfill() -> bool:
-    """Does this torch trace ``iter()`` through ``polyfills.builtins.iter_`` (2.9 on)?"""
+    """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""
     from torch._dynamo.polyfills import builtins
 
     return hasattr(builtins, "iter_")
