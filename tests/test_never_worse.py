@@ -528,3 +528,31 @@ def test_whole_instance_dict_equals_eager(fn):
     if torch.__version__.startswith(OPEN_VIEWS.get(fn, ())):
         pytest.skip(f"wrong with and without tdcompat on torch {torch.__version__} (open; see OPEN_VIEWS)")
     _equals_eager_on_two_calls(fn, (False, True), break_allowed=True)
+
+
+def readd_then_break(x):
+    """``del o.a; o.a = v`` on an object made in the frame, then a graph break: the rebuilt object's
+    ``__dict__`` has ``a`` first on 2.5-2.13 without ``readd-order`` (CPython: last)."""
+    o = Three(x)
+    del o.a
+    o.a = x + 1
+    torch._dynamo.graph_break()
+    return list(vars(o)), x * 2
+
+
+def test_readd_rebuilds_in_cpython_order():
+    """Equal to eager with tdcompat; where ``readd-order`` applies (2.5-2.13), different without it."""
+    import tdcompat
+
+    applied = any(s.name == "readd-order" and s.state.value == "applied" for s in tdcompat.status())
+    _equals_eager_on_two_calls(readd_then_break, (False,))
+    if not applied:
+        return
+    tdcompat.unpatch(["readd-order"])
+    try:
+        torch._dynamo.reset()
+        x = torch.randn(3)
+        assert torch.compile(readd_then_break, backend="eager")(x)[0] != readd_then_break(x)[0]
+    finally:
+        tdcompat.patch(["readd-order"])
+        torch._dynamo.reset()

@@ -1,4 +1,4 @@
-"""An attribute deleted and set again moves to the end of a new object's ``__dict__`` (torch 2.5-2.12).
+"""An attribute deleted and set again moves to the end of a new object's ``__dict__`` (torch 2.5-2.13).
 
 Root cause: Dynamo records an object's attribute stores in ``SideEffects.store_attr_mutations``,
 one entry per name in the order of the *first* store (torch/_dynamo/side_effects.py,
@@ -7,8 +7,8 @@ store overwrites it in place. CPython's instance dict moves the key to the end i
 object made in the frame is rebuilt after the graph by setting its recorded attributes in
 record order, so ``o = C(); del o.a; o.a = v`` leaves the real object with ``a`` first:
 ``list(vars(o))``, ``o.__dict__`` iteration after a graph break and anything that reads the
-order later are silently wrong (measured on 2.5.1-2.13.0 without tdcompat; 2.13 gets the
-object right and its reads wrong, which ``dunder-dict-order`` breaks on).
+order later are silently wrong (measured on 2.5.1-2.13.0 without tdcompat; right on 2.14.1
+and 2.15.0). 2.13 passes the mutation kind after the value.
 
 The fix: a store of a value under a name whose entry holds a ``DeletedVariable``, on an object
 made in the frame, first removes that entry, so the store lands at the end of the record as
@@ -48,9 +48,9 @@ def _store_attr(wrapped, instance, args, kwargs):
 
     if not _DELETED:
         _DELETED.append(DeletedVariable)
-    if len(args) != 3 or kwargs:
+    if len(args) < 3:  # 2.13+ pass the mutation kind (and a source) after the value
         return DEFER
-    item, name, value = args
+    item, name, value = args[:3]
     if isinstance(value, DeletedVariable) or not made_in_frame(item):
         return DEFER
     pending = instance.store_attr_mutations
@@ -69,8 +69,8 @@ PATCH = Patch(
     "(CPython: last), silently wrong for `list(vars(o))` after the frame or a graph break",
     upstream="torch/_dynamo/side_effects.py: SideEffects.store_attr",
     mirrors="CPython dict insertion order (a deleted key set again goes to the end); open upstream",
-    torch="<2.13",
-    fixed_upstream="2.13: the rebuilt object is right (its in-frame reads are dunder-dict-order's)",
+    torch="<2.14",
+    fixed_upstream="2.14: the rebuilt object is right (measured on 2.14.1 and 2.15.0)",
     targets=(
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", _store_attr_gate,
                params=("item", "name", "value")),
@@ -78,9 +78,9 @@ PATCH = Patch(
     requires=("torch._dynamo.variables:DeletedVariable",),
     summary="an attribute deleted and set again on an object made in the frame goes to the end of its __dict__",
     history=(
-        ("2.5-2.12",
+        ("2.5-2.13",
          "the record of attribute stores keeps a deleted and re-set key in its first place: the object "
-         "made in the frame is rebuilt with it first (silently wrong key order; measured on 2.5.1-2.12.1)"),
-        ("2.13+", "the rebuilt object is right natively (measured on 2.13.0)"),
+         "made in the frame is rebuilt with it first (silently wrong key order; measured on 2.5.1-2.13.0)"),
+        ("2.14+", "the rebuilt object is right natively (measured on 2.14.1 and 2.15.0)"),
     ),
 )
