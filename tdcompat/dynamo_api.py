@@ -91,6 +91,18 @@ def note_deleted_attr(item, name) -> None:
             pass
 
 
+def forget_deleted_attr(item, name) -> None:
+    """``name`` of ``item`` is back in its CPython place in Dynamo's record (``readd-order`` moved
+    it to the end): readers need not treat it as deleted and stored again."""
+    for key in (item, getattr(item, "mutable_local", None)):
+        try:
+            names = _DELETED_NAMES.get(key) if key is not None else None
+        except TypeError:
+            names = None
+        if names:
+            names.discard(name)
+
+
 def deleted_attr_names(obj) -> frozenset:
     """The names deleted from ``obj`` in this trace (see :func:`note_deleted_attr`)."""
     names = set()
@@ -105,7 +117,9 @@ def deleted_attr_names(obj) -> frozenset:
 def deletion_tracker(patch_name: str):
     """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a patch that
     needs :func:`deleted_attr_names`: every store goes straight to Dynamo after one type
-    test; a deletion is noted first."""
+    test (and, once something was deleted, one set lookup); a deletion is noted first, and
+    a name stored again on an object made in the frame is forgotten where the record then
+    lists it last (its CPython place)."""
     from .wrappers import fail_safe
 
     deleted_type = []
@@ -121,11 +135,21 @@ def deletion_tracker(patch_name: str):
         value = args[2] if len(args) > 2 else kwargs.get("value")
         if type(value) is DeletedVariable and item is not None:
             note_deleted_attr(item, name)
-        return wrapped(*args, **kwargs)
+        result = wrapped(*args, **kwargs)
+        if type(value) is not DeletedVariable and item is not None and made_in_frame(item):
+            # Stored again: where the record now lists it last (Dynamo 2.14+ itself, or
+            # readd-order), its place is CPython's and readers need not refuse it.
+            local = getattr(item, "mutable_local", None)
+            pending = instance.store_attr_mutations
+            record = pending.get(local) if local is not None and local in pending else pending.get(item)
+            if record and list(record)[-1] == name:
+                forget_deleted_attr(item, name)
+        return result
 
     def gate(wrapped, instance, args, kwargs):
         try:
-            other = type(args[2]) is not deleted_type[0]
+            other = type(args[2]) is not deleted_type[0] and (
+                not _DELETED_NAMES or args[1] not in deleted_attr_names(args[0]))
         except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
             other = False
         if other:

@@ -121,11 +121,6 @@ EXPLAINED_BY_NEEDS = {
     # 2.8 reaches super().__delattr__ only through module-delattr (which needs this patch): its
     # cases there list both (module_delattr_module_missing, module_delattr_module_dict_view).
     "super-delattr": ("2.8.0",),
-    # 2.12-2.13 return an empty dict for the __dict__ of an object made in the frame (open upstream,
-    # test_never_worse OPEN_VIEWS), so readd_order_made_object cannot run there; the rebuilt order
-    # shows after a graph break: test_never_worse.test_readd_rebuilds_in_cpython_order asserts it is
-    # wrong there without this patch. Proven alone on 2.5-2.11 and against 2.14.
-    "readd-order": ("2.12.1", "2.13.0"),
 }
 
 

@@ -799,3 +799,18 @@ CASES = CASES + (
          unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="del o.a; o.a = v on an object made in the frame, its __dict__ returned (key order)"),
 )
+
+
+def made_readd_keys(x):
+    """The same, listed in the frame: 2.12-2.13 list ``a`` first (their record's order)."""
+    o = Ordered()
+    del o.a
+    o.a = x + 1
+    return [k for k in o.__dict__.keys()], x * 2
+
+
+CASES = CASES + (
+    Case("readd_order_made_object_keys", ("readd-order",), made_readd_keys, _x, torch=">=2.12",
+         unpatched=(Expect("<2.14", WRONG_RESULT),),
+         doc="del o.a; o.a = v on an object made in the frame, then list(o.__dict__.keys())"),
+)

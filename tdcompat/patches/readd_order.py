@@ -60,7 +60,7 @@ def _store_attr(wrapped, instance, args, kwargs):
         return DEFER
     effects_begin()
     del record[name]  # the store below appends it: the key's place in CPython's dict
-    return wrapped(*args, **kwargs)
+    return wrapped(*args, **kwargs)  # (the deletion tracker then sees it last: CPython's place)
 
 
 PATCH = Patch(
