@@ -80,6 +80,14 @@ def guard_dict_keys_in_order(tx, source) -> None:
 _DELETED_NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def pending_stores(side_effects, item) -> dict:
+    """``item``'s record in ``SideEffects.store_attr_mutations`` (name -> value, in first-store
+    order), or ``{}``: keyed by the tracker, on 2.5 by its ``mutable_local``."""
+    table = side_effects.store_attr_mutations
+    local = getattr(item, "mutable_local", None)
+    return (table.get(local) if local is not None and local in table else table.get(item)) or {}
+
+
 def note_deleted_attr(item, name) -> None:
     """Remember that ``name`` was deleted from ``item`` in this trace."""
     for key in (item, getattr(item, "mutable_local", None)):
@@ -139,9 +147,7 @@ def deletion_tracker(patch_name: str):
         if type(value) is not DeletedVariable and item is not None and made_in_frame(item):
             # Stored again: where the record now lists it last (Dynamo 2.14+ itself, or
             # readd-order), its place is CPython's and readers need not refuse it.
-            local = getattr(item, "mutable_local", None)
-            pending = instance.store_attr_mutations
-            record = pending.get(local) if local is not None and local in pending else pending.get(item)
+            record = pending_stores(instance, item)
             if record and list(record)[-1] == name:
                 forget_deleted_attr(item, name)
         return result

@@ -65,6 +65,18 @@ def _refuse_slots(proxy, keys) -> None:
                         f"{key!r} is a slot of {cls.__name__}: a store to it and a write to __dict__ look alike here")
 
 
+def _listable_keys(proxy):
+    """:func:`_keys_now`, or a graph break where that order is a guess: a stored slot name (2.12),
+    a key deleted and stored again whose place Dynamo's record does not show."""
+    keys = _keys_now(proxy)
+    _refuse_slots(proxy, keys)
+    if set(keys) & deleted_attr_names(proxy.item):
+        graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
+                    "a key deleted and stored again in the frame moves to the end in CPython, "
+                    "but keeps its place in Dynamo's record")
+    return keys
+
+
 def _checked(instance, keys):
     """Yield ``keys`` as CPython's dict iterator would: a change of size between two steps
     raises ``RuntimeError`` (Dynamo's dict iterators turn it into the user's exception); other
@@ -93,13 +105,7 @@ def _iter(wrapped, instance, args, kwargs):
     own = getattr(instance, "item_dict", None)
     if not isinstance(own, dict):
         return DEFER
-    keys = _keys_now(instance)
-    _refuse_slots(instance, keys)
-    if set(keys) & deleted_attr_names(instance.item):
-        graph_break("__dict__ iteration", f"{instance.item}.__dict__",
-                    "a key deleted and stored again in the frame moves to the end in CPython, "
-                    "but keeps its place in Dynamo's record")
-    return _checked(instance, keys)
+    return _checked(instance, _listable_keys(instance))
 
 
 @functools.lru_cache(maxsize=None)
@@ -153,12 +159,7 @@ def _live_iterator_type():
                         "an iterator over an instance dict cannot outlive the graph (it would be a copy)")
 
     def make(proxy, kind):
-        keys = _keys_now(proxy)
-        _refuse_slots(proxy, keys)
-        if set(keys) & deleted_attr_names(proxy.item):
-            graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
-                        "a key deleted and stored again in the frame moves to the end in CPython, "
-                        "but keeps its place in Dynamo's record")
+        keys = _listable_keys(proxy)
         return LiveDunderDictIterator([ConstantVariable.create(k) for k in keys], proxy=proxy, kind=kind,
                                       keys=keys, **new_object_kwargs())
 

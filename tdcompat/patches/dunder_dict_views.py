@@ -34,7 +34,7 @@ import functools
 
 from ..dynamo_api import (
     deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_receiver_types,
-    is_data_descriptor, made_in_frame, new_object_kwargs, raise_observed)
+    is_data_descriptor, made_in_frame, new_object_kwargs, pending_stores, raise_observed)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -42,13 +42,6 @@ NAME = "dunder-dict-views"
 
 _VIEWS = ("keys", "values", "items")
 _HANDLED = frozenset(_VIEWS + ("__len__", "__iter__"))
-
-def _record_key(tx, obj):
-    """The key of ``obj``'s pending stores in ``SideEffects.store_attr_mutations``."""
-    local = getattr(obj, "mutable_local", None)
-    table = tx.output.side_effects.store_attr_mutations
-    return local if local is not None and local in table else obj
-
 
 def _current_keys(tx, obj):
     """The keys of ``obj.__dict__`` at this point of the frame, in CPython's order, or None
@@ -61,8 +54,9 @@ def _current_keys(tx, obj):
     cls = type(value)
     if not isinstance(real, dict) or cls.__getattribute__ is not object.__getattribute__:
         return None
-    record = tx.output.side_effects.store_attr_mutations.get(_record_key(tx, obj)) or {}
-    if made_in_frame(obj):
+    record = pending_stores(tx.output.side_effects, obj)
+    made = made_in_frame(obj)
+    if made:
         keys = list(record)
         if keys[:len(real)] != list(real):
             return None  # a placeholder key the frame did not store first, in the same order
@@ -75,9 +69,9 @@ def _current_keys(tx, obj):
     for name in keys:
         if not isinstance(name, str) or name in deleted:
             return None  # deleted and stored again: its place is not in the record
-        if is_data_descriptor(cls, name) and (name not in real or made_in_frame(obj)):
+        if is_data_descriptor(cls, name) and (name not in real or made):
             return None  # a stored slot or property name: perhaps not in __dict__ at all
-    if not made_in_frame(obj):
+    if not made:
         from torch._dynamo.source import AttrSource
 
         effects_begin()
@@ -99,7 +93,7 @@ def _entry(tx, obj, kind: str, name: str):
     key = ConstantVariable.create(name)
     if kind == "keys":
         return key
-    record = tx.output.side_effects.store_attr_mutations.get(_record_key(tx, obj)) or {}
+    record = pending_stores(tx.output.side_effects, obj)
     value = record[name] if name in record else _own_value(tx, obj, name)
     return value if kind == "values" else TupleVariable([key, value])
 
@@ -127,8 +121,8 @@ def _view_types():
     iterator_types = {kind: type(iter(getattr({}, kind)())) for kind in _VIEWS}
 
     class InstanceDictView(VariableTracker):
-        """``obj.__dict__.keys()``/``values()``/``items()`` of an object made in the frame:
-        every use reads ``obj``'s attributes as they are then."""
+        """``obj.__dict__.keys()``/``values()``/``items()``: every use reads ``obj``'s attributes
+        as they are then."""
 
         _nonvar_fields = {"kind", *VariableTracker._nonvar_fields}
 
@@ -297,7 +291,7 @@ def _dict_call_method_gate(wrapped, instance, args, kwargs):
 PATCH = Patch(
     name=NAME,
     fixes="call_method GetAttrVariable(..., __dict__) values/keys/items/__len__/__iter__ (2.5-2.7), "
-    "Unsupported method call (2.8-2.11): reading the whole instance dict of an object made in the frame "
+    "Unsupported method call (2.8-2.11): reading the whole instance dict of a user object or module "
     "(TorchRL 0.6's ValueEstimatorBase.vmap_randomness: `for val in self.__dict__.values()`)",
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method",
     mirrors="torch 2.12: DunderDictVariable (pytorch/pytorch#174570, #174941)",
@@ -317,7 +311,7 @@ PATCH = Patch(
         "torch._dynamo.variables.lists:ListIteratorVariable.next_variable",
         "torch._dynamo.variables.lists:ListIteratorVariable.force_unpack_var_sequence",
     ),
-    summary="keys()/values()/items()/len()/iteration of the __dict__ of an object made in the frame, live",
+    summary="keys()/values()/items()/len()/iteration of a user object's __dict__, live, in CPython's order",
     history=(
         ("2.5-2.7", "`GetAttrVariable.call_method` knows only single-key reads: "
          "`call_method GetAttrVariable(..., __dict__) values [] {}` (TorchRL 0.6's `vmap_randomness`)"),

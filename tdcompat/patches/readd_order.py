@@ -19,7 +19,7 @@ graph break would be the only safe answer there).
 
 from __future__ import annotations
 
-from ..dynamo_api import made_in_frame
+from ..dynamo_api import made_in_frame, pending_stores
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -32,9 +32,7 @@ def _store_attr_gate(wrapped, instance, args, kwargs):
     """What is installed on ``SideEffects.store_attr(item, name, value)``: a store of a deletion,
     or on an object with no recorded deletion of that name, goes straight to Dynamo."""
     try:
-        pending = instance.store_attr_mutations
-        item, name = args[0], args[1]
-        entry = (pending.get(item) or pending.get(getattr(item, "mutable_local", None)) or {}).get(name)
+        entry = pending_stores(instance, args[0]).get(args[1])
         if entry is None or type(entry) is not _DELETED[0] or type(args[2]) is _DELETED[0]:
             return wrapped(*args, **kwargs)
     except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
@@ -53,10 +51,8 @@ def _store_attr(wrapped, instance, args, kwargs):
     item, name, value = args[:3]
     if isinstance(value, DeletedVariable) or not made_in_frame(item):
         return DEFER
-    pending = instance.store_attr_mutations
-    local = getattr(item, "mutable_local", None)
-    record = pending.get(local) if local is not None and local in pending else pending.get(item)
-    if not record or not isinstance(record.get(name), DeletedVariable):
+    record = pending_stores(instance, item)
+    if not isinstance(record.get(name), DeletedVariable):
         return DEFER
     effects_begin()
     del record[name]  # the store below appends it: the key's place in CPython's dict
