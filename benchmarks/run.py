@@ -226,6 +226,7 @@ def one_ab(name: str, backend: str, rounds: int, depths: int = 1) -> dict:
     changes with the caller's depth: the minor page faults per trace are reported
     beside the times, and so is the same measure between two unpatched traces one
     caller frame apart."""
+    import gc
     import resource
 
     fn, args = _first_call(name, "compile+tdcompat", backend)
@@ -236,6 +237,10 @@ def one_ab(name: str, backend: str, rounds: int, depths: int = 1) -> dict:
 
     def trace():
         torch._dynamo.reset()  # patch()/unpatch() reset only when they change something
+        # Every trace starts from an empty young generation: otherwise a collection of the
+        # whole heap (torch's, ~1e6 objects) lands in one trace or the other at random
+        # (rel. sd 0.2-0.6 of a trace); allocations the trace itself makes still collect.
+        gc.collect()
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         fn(*args)

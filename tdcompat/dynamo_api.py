@@ -78,6 +78,9 @@ def guard_dict_keys_in_order(tx, source) -> None:
 #: CPython instance dict but keeps its place in Dynamo's record. Never cleared within a trace
 #: (a restored checkpoint keeps the same keys), so readers can only be more careful.
 _DELETED_NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: Empty until a deletion was noted (the weak dictionary's own storage): a gate's test that
+#: costs no call (``WeakKeyDictionary.__len__`` is Python code).
+ANY_DELETED: dict = _DELETED_NAMES.data
 
 
 def pending_stores(side_effects, item) -> dict:

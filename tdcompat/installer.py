@@ -6,8 +6,17 @@ was. The installer owns one wrapper per Dynamo method: a patch declares a
 handler for a method (its :class:`~tdcompat.spec.Target`), and the wrapper calls
 the handlers of the patches applied to it in the order they were applied, each
 handler's ``wrapped`` being the next handler and the last one's Dynamo's
-method, so a handler that defers passes the call on. One handler is installed
-as it is (no dispatch cost). The first install on a method stores the attribute
+method, so a handler that defers passes the call on. On a plain function (nearly
+every Dynamo method) each handler is one plain function in the class ``__dict__``
+whose ``__wrapped__`` is the next; a handler declared with
+:func:`tdcompat.wrappers.gate` is installed as its gate, a function with the
+method's own signature that sends a call it can tell is not its pattern straight
+to the next function: one Python frame and no allocation, which on 2.5.1 is the
+difference between a measurable and an unmeasurable tracing cost (wrapt's
+``FunctionWrapper`` bound on every access, with its argument tuple and dict,
+cost 1.5% of tracing time on the neutral workloads; benchmarks/README.md). Any other
+descriptor (a ``staticmethod``) is wrapped with ``wrapt.FunctionWrapper``, and
+its gates' handlers are installed without the gate. The first install on a method stores the attribute
 found in the owning class's own ``__dict__`` (or its absence) and the last
 uninstall puts back that very object (or deletes the wrapper), so a class with
 no patch left on it is byte-for-byte what it was. :func:`wrapped_methods` says
@@ -17,8 +26,10 @@ what is wrapped now and by which patches.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
+import types
 from typing import Any, Dict, List, Optional, Tuple
 
 import wrapt
@@ -69,15 +80,61 @@ _METHODS: Dict[Tuple[type, str], _Method] = {}
 
 
 def _chain(raw: Any, handlers: List[Any]) -> Any:
-    """One wrapper calling ``handlers`` in turn: each one's ``wrapped`` is the rest.
-
-    The wrappers are nested (the first handler's is outermost), as stacked wrapt
-    decorators are: passing a call on is wrapt's C ``__call__``, not a Python frame,
-    so a method several patches handle costs each call only the handlers' gates."""
-    wrapper = raw
+    """What is installed for ``handlers`` on ``raw``: the first handler's layer is outermost."""
+    if not isinstance(raw, types.FunctionType):
+        wrapper = raw
+        for handler in reversed(handlers):
+            wrapper = wrapt.FunctionWrapper(wrapper, _handler_of(handler))
+        return wrapper
+    method, signature = raw, _signature(raw)
     for handler in reversed(handlers):
-        wrapper = wrapt.FunctionWrapper(wrapper, handler)
-    return wrapper
+        method = _layer(method, handler, signature)
+    return method
+
+
+def _handler_of(handler: Any) -> Any:
+    """The wrapt-protocol handler behind a gate (or the handler itself)."""
+    return getattr(handler, "__tdcompat_gated__", handler)
+
+
+def _layer(inner: types.FunctionType, handler: Any, signature: Any) -> types.FunctionType:
+    """One plain function calling ``handler(wrapped, self, args, kwargs)`` with ``inner``
+    bound as ``wrapped``; for a gate, the gate in front of that function, if the gate
+    has the very ``signature`` of Dynamo's method (else the handler alone: slower, as
+    correct)."""
+    slow = _handler_of(handler)
+    bind = types.MethodType
+
+    def handle(self, *args, **kwargs):
+        return slow(bind(inner, self), self, args, kwargs)
+
+    _mark(handle, inner)
+    if slow is handler:
+        return handle
+    fast = handler(inner, handle)
+    if signature is None or _signature(fast) != signature:
+        return handle
+    _mark(fast, inner)
+    return fast
+
+
+def _mark(function: Any, inner: Any) -> None:
+    functools.update_wrapper(function, inner)  # name, docstring, __wrapped__ = inner
+    function.__tdcompat_layer__ = True
+
+
+def _signature(function: Any) -> Any:
+    """Parameter names, kinds and defaults (annotations differ in form between releases)."""
+    try:
+        parameters = inspect.signature(function, follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [(p.name, p.kind, p.default) for p in parameters]
+
+
+def is_layer(obj: Any) -> bool:
+    """Is ``obj`` something the installer put in a class ``__dict__``?"""
+    return getattr(obj, "__tdcompat_layer__", False) is True or type(obj) is wrapt.FunctionWrapper
 
 
 def wrapped_methods() -> Dict[str, List[str]]:

@@ -99,6 +99,25 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
     return decorate
 
 
+def gate(handler: Handler) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare ``factory(original, handle)`` as the gate in front of ``handler``.
+
+    For a method Dynamo calls for nearly everything it traces. ``factory`` returns
+    a function with the exact signature of Dynamo's method (the installer checks it,
+    and installs ``handler`` alone where it differs) that calls
+    ``original(self, ...)`` for every call it can tell is not its pattern and
+    ``handle(self, ...)`` (``handler`` under the fail-safe) for the rest. Its test
+    must not raise: wrap it in ``try`` and send the call to ``handle`` on any error,
+    where the handler meets the same question under the fail-safe.
+    """
+
+    def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
+        factory.__tdcompat_gated__ = handler
+        return factory
+
+    return decorate
+
+
 def replay(outcome: Any) -> Callable[..., Any]:
     """A stand-in for ``wrapped`` that returns what a gate's own call of it returned."""
 

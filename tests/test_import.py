@@ -43,7 +43,7 @@ def test_import_twice_and_reload_do_not_double_wrap():
         import tdcompat as again
         importlib.reload(tdcompat)
         tdcompat.patch()
-        from tdcompat.installer import resolve, wrapped_methods
+        from tdcompat.installer import is_layer, resolve, wrapped_methods
         handlers = wrapped_methods()
         wrapped = []
         applied = {s.name for s in tdcompat.status() if s.state.value == "applied"}
@@ -59,13 +59,13 @@ def test_import_twice_and_reload_do_not_double_wrap():
                     assert t.when is not None and not t.when(), t.qualname  # left out: of no use here
                     continue
                 depth = 0
-                while hasattr(raw, "__wrapped__") and type(raw).__name__ == "FunctionWrapper":
+                while is_layer(raw):
                     raw, depth = raw.__wrapped__, depth + 1
                 wrapped.append([t.qualname, depth, len(handlers[t.qualname])])
         print(json.dumps({"depths": wrapped, "states": {s.name: s.state.value for s in tdcompat.status()}}))
     """)
     out = last_json(proc)
-    # One nested wrapper per handler (the installer stacks them as wrapt decorators): a
+    # One nested layer per handler (each one's __wrapped__ is the next): a
     # second import or a reload must not add any.
     assert out["depths"] and all(depth == handlers for _, depth, handlers in out["depths"]), out["depths"]
     assert "pending" not in out["states"].values()
@@ -99,12 +99,12 @@ def test_disable_all_leaves_dynamo_identical():
 def test_unpatch_restores_and_patch_reapplies():
     proc = run_python("""
         import json, torch._dynamo, tdcompat
-        from tdcompat.installer import resolve
+        from tdcompat.installer import is_layer, resolve
         from tdcompat.patches import ALL_PATCHES
         applied = [s.name for s in tdcompat.status() if s.state.value == "applied"]
         reverted = tdcompat.unpatch()
         states_off = {s.name: s.state.value for s in tdcompat.status()}
-        clean = all(type(vars(resolve(f"{t.module}:{t.owner}")).get(t.attribute)).__name__ != "FunctionWrapper"
+        clean = all(not is_layer(vars(resolve(f"{t.module}:{t.owner}")).get(t.attribute))
                     for p in ALL_PATCHES if p.name in applied for t in p.targets)
         again = tdcompat.patch()
         print(json.dumps([applied, reverted, states_off, clean, again, tdcompat.unpatch([]) ]))

@@ -566,6 +566,10 @@ def test_compatibility_doc_renders_every_history():
 WHEN_RELEASES = {
     ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.13",  # the patch itself ends at 2.11
     ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
+    ("module-mapping-dict", "BuiltinVariable.call_dict"): "<2.7",  # before construct_dict
+    # user objects gained has_force_unpack_var_sequence in 2.9; 2.13 renamed the protocol
+    ("module-mapping-dict", "BuiltinVariable.call_list"): "<2.9",
+    ("module-mapping-dict", "BuiltinVariable.call_tuple"): "<2.9",
     # 2.12 iterates a copy of a dict tracker's keys; 2.13 added DictViewIterator (the patch starts at 2.12)
     ("dunder-dict-order", "DunderDictVariable.call_method"): "<2.13",
     ("dunder-dict-order", "DictViewVariable.call_method"): "<2.13",

@@ -32,7 +32,7 @@ method.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, fail_safe, gate
 
 NAME = "enum-class-iter"
 
@@ -74,14 +74,6 @@ def _unpack_var_sequence(wrapped, instance, args, kwargs):
     return [build_sourceless(tx, m) for m in members]
 
 
-def _call_iter_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``BuiltinVariable.call_iter``: ``iter(x)`` of a tracker that
-    is not a class goes straight to Dynamo (one type test, once the kinds are loaded)."""
-    if _kinds and len(args) == 2 and type(args[1]) not in _kinds:
-        return wrapped(*args, **kwargs)
-    return _call_iter(wrapped, instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _call_iter(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_iter(tx, obj, *args)``: ``iter(EnumClass)``, ``for m in EnumClass``."""
@@ -96,6 +88,19 @@ def _call_iter(wrapped, instance, args, kwargs):
     from ..dynamo_api import build_sourceless, new_object_kwargs
 
     return ListIteratorVariable([build_sourceless(tx, m) for m in members], **new_object_kwargs())
+
+
+@gate(_call_iter)
+def _call_iter_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_iter``: ``iter(x)`` of a tracker that
+    is not a class goes straight to Dynamo (one type test, once the kinds are loaded)."""
+
+    def call_iter(self, tx, obj, *args, **kwargs):
+        if _kinds and not args and not kwargs and type(obj) not in _kinds:
+            return original(self, tx, obj)
+        return handle(self, tx, obj, *args, **kwargs)
+
+    return call_iter
 
 
 PATCH = Patch(

@@ -21,25 +21,9 @@ from __future__ import annotations
 
 from ..dynamo_api import LAZY_MODULE, inside_try, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, replay, replay_error
+from ..wrappers import DEFER, fail_safe, gate, replay, replay_error
 
 NAME = "getattr-missing-guard"
-
-
-def _var_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed: Dynamo's method runs here, once; only an exception reaches
-    the handler (which acts on ``ObservedAttributeError``), raised again as ``wrapped``.
-    A value read lazily (not realized: no guard yet) inside a ``try`` goes to
-    :func:`_lazy_in_try`; anything else costs one type test."""
-    try:
-        result = wrapped(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the handler says what it is
-        return _var_getattr(replay_error(error), instance, args, kwargs)
-    if type(result).__module__ != LAZY_MODULE:
-        return result
-    if inside_try(args[0]):
-        return _lazy_in_try(replay(result), instance, args, kwargs)
-    return result
 
 
 @fail_safe(NAME)
@@ -75,6 +59,27 @@ def _var_getattr(wrapped, instance, args, kwargs):
 
             guard_dict_contains(AttrSource(instance.source, "__dict__"), name, False)
         raise
+
+
+@gate(_var_getattr)
+def _var_getattr_gate(original, handle):
+    """What is installed: Dynamo's method runs here, once; only an exception reaches
+    the handler (which acts on ``ObservedAttributeError``), raised again as ``wrapped``.
+    A value read lazily (not realized: no guard yet) inside a ``try`` goes to
+    :func:`_lazy_in_try`; anything else costs one type test."""
+
+    def var_getattr(self, tx, name):
+        try:
+            result = original(self, tx, name)
+        except Exception as error:  # noqa: BLE001 - the handler says what it is
+            return _var_getattr(replay_error(error), self, (tx, name), {})
+        if type(result).__module__ != LAZY_MODULE:
+            return result
+        if inside_try(tx):
+            return _lazy_in_try(replay(result), self, (tx, name), {})
+        return result
+
+    return var_getattr
 
 
 PATCH = Patch(

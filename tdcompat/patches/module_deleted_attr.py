@@ -21,9 +21,9 @@ Split out of ``instance-dict-writes`` (the same wrappers, 2.5-2.11) and extended
 
 from __future__ import annotations
 
-from ..dynamo_api import const_str, module_tracker_types, order_module_deletion
+from ..dynamo_api import ANY_DELETED, const_str, deletion_tracker, module_tracker_types, order_module_deletion
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "module-deleted-attr"
 
@@ -80,19 +80,6 @@ def _deleted_module_attr(tx, obj, name):
     return method.call_function(tx, [variables.ConstantVariable.create(name)], {})
 
 
-def _call_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver
-    that is not a module tracker goes straight to Dynamo (one type test and no call, once the
-    kinds are loaded; before that, or for an odd call, the handler decides)."""
-    try:
-        other = type(args[1]) not in _cache["module_types"]
-    except Exception:  # noqa: BLE001
-        other = False
-    if other:
-        return wrapped(*args, **kwargs)
-    return _call_getattr(wrapped, instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _call_getattr(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_getattr(tx, obj, name_var, default=None)`` (``LOAD_ATTR``, ``getattr``)."""
@@ -105,25 +92,47 @@ def _call_getattr(wrapped, instance, args, kwargs):
     return DEFER if name is None else _deleted_module_attr(tx, obj, name)
 
 
-def _module_var_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``UnspecializedNNModuleVariable.var_getattr`` (every attribute
-    read of a module): a frame that has stored no attribute on any object cannot have
-    deleted one, so the call goes straight to Dynamo after one dict truth test."""
-    try:
-        pending = args[0].output.side_effects.store_attr_mutations
-    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
-        pending = True
-    if not pending:
-        return wrapped(*args, **kwargs)
-    return _module_var_getattr(wrapped, instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _module_var_getattr(wrapped, instance, args, kwargs):
     """``UnspecializedNNModuleVariable.var_getattr(tx, name)`` (``hasattr`` goes through it)."""
     if len(args) != 2 or kwargs:
         return DEFER
     return _deleted_module_attr(args[0], instance, args[1])
+
+
+@gate(_call_getattr)
+def _call_getattr_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): while no
+    attribute was deleted (the deletion tracker on ``SideEffects.store_attr`` notes every one),
+    or for a receiver that is not a module tracker, the call goes straight to Dynamo (a dict
+    truth test and a type test, no call; before the kinds are loaded the handler decides)."""
+
+    def call_getattr(self, tx, obj, name_var, default=None):
+        try:
+            other = not ANY_DELETED or type(obj) not in _cache["module_types"]
+        except Exception:  # noqa: BLE001
+            other = False
+        if other:
+            return original(self, tx, obj, name_var, default)
+        if default is None:  # as Dynamo called it (the handler reads getattr(obj, name) only)
+            return handle(self, tx, obj, name_var)
+        return handle(self, tx, obj, name_var, default)
+
+    return call_getattr
+
+
+@gate(_module_var_getattr)
+def _module_var_getattr_gate(original, handle):
+    """What is installed on ``UnspecializedNNModuleVariable.var_getattr`` (every attribute
+    read of a module): while no attribute was deleted (see the deletion tracker), the call
+    goes straight to Dynamo after one dict truth test."""
+
+    def var_getattr(self, tx, name):
+        if not ANY_DELETED:
+            return original(self, tx, name)
+        return handle(self, tx, name)
+
+    return var_getattr
 
 
 PATCH = Patch(
@@ -142,6 +151,9 @@ PATCH = Patch(
                params=("tx", "obj", "name_var")),
         Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
                _module_var_getattr_gate, params=("tx", "name")),
+        # Notes every deletion, so the two gates above can tell a frame with none at once.
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+               params=("item", "name", "value")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.has_pending_mutation_of_attr",

@@ -25,10 +25,12 @@ function that Dynamo inlines like any user code and that does what CPython does:
 The result is an ordinary traced dict (``ConstDictVariable``), so later reads
 and writes on it behave as in eager and the source mapping is not touched.
 
-* ``BuiltinVariable.call_function``, only where Dynamo has no ``construct_dict``
-  polyfill (2.5, 2.6): ``dict(x)`` / ``dict(x, **kw)``; and, where Dynamo
-  cannot unpack the view (2.5-2.8), ``list(view)`` / ``tuple(view)`` for a
-  mapping view, by iterating it in inlined code.
+* ``BuiltinVariable.call_dict``, only where Dynamo has no ``construct_dict``
+  polyfill (2.5, 2.6): ``dict(x)`` / ``dict(x, **kw)``; and ``call_list`` /
+  ``call_tuple``, where Dynamo cannot unpack the view (2.5-2.8): ``list(view)`` /
+  ``tuple(view)`` for a mapping view, by iterating it in inlined code. (These are
+  the handlers Dynamo binds for those three builtins only; ``call_function``, which
+  every builtin call passes, is left alone.)
 * ``ConstDictVariable.call_method("update")``, only without ``construct_dict``
   (2.5, 2.6): ``{**x}``, ``f(**x)``, ``d.update(x)``.
 * ``InstructionTranslatorBase.inline_user_function_return`` of
@@ -53,7 +55,7 @@ from __future__ import annotations
 
 from ..dynamo_api import peek, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "module-mapping-dict"
 
@@ -160,28 +162,6 @@ def _has_construct_dict() -> bool:
 # -- gates: what is installed; everything that is not the pattern goes straight to Dynamo --
 
 
-def _builtin_call_function_gate(wrapped, instance, args, kwargs):
-    """``BuiltinVariable.call_function``: a builtin other than ``dict``/``list``/``tuple`` (one identity test)."""
-    try:
-        fn = instance.fn
-    except AttributeError:
-        fn = dict  # the handler decides
-    if fn is not dict and fn is not list and fn is not tuple:
-        return wrapped(*args, **kwargs)
-    return _builtin_call_function(wrapped, instance, args, kwargs)
-
-
-def _dict_call_method_gate(wrapped, instance, args, kwargs):
-    """``ConstDictVariable.call_method``: a method other than ``update``."""
-    try:
-        other = kwargs or args[1] != "update"
-    except IndexError:
-        other = True  # the handler defers it too
-    if other:
-        return wrapped(*args, **kwargs)
-    return _dict_call_method(wrapped, instance, args, kwargs)
-
-
 def _inline_user_function_return_gate(wrapped, instance, args, kwargs):
     """``inline_user_function_return``: a function other than ``construct_dict`` (none before 2.7)."""
     env = _env  # loaded by the first call the handler sees
@@ -200,39 +180,48 @@ def _inline_user_function_return_gate(wrapped, instance, args, kwargs):
 
 
 @fail_safe(NAME)
-def _builtin_call_function(wrapped, instance, args, kwargs):
-    """``BuiltinVariable.call_function(tx, args, kwargs)`` for ``dict``, ``list``, ``tuple``."""
+def _call_dict(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_dict(tx, x, **kw)``: ``dict(x)`` / ``dict(x, **kw)`` (2.5, 2.6)."""
+    if len(args) != 2 or _has_construct_dict():
+        return DEFER  # 2.7+: dict() inlines construct_dict, handled there
+    tx, data_vt = args
+    data = _mapping_object(data_vt)
+    if data is None:
+        return DEFER
+    return _inline(tx, tdcompat_dict_from_mapping, [data], kwargs)
+
+
+@fail_safe(NAME)
+def _call_list_or_tuple(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_list(tx, view)`` / ``call_tuple(tx, view)`` of a mapping view (2.5-2.8)."""
     fn = getattr(instance, "fn", None)
-    if fn is not dict and fn is not list and fn is not tuple:
+    if (fn is not list and fn is not tuple) or len(args) != 2 or kwargs:
         return DEFER
-    if len(args) != 3 or kwargs:
+    tx, view_vt = args
+    value, known = _peek(view_vt)
+    if not known or not isinstance(value, _load().views):
         return DEFER
-    tx, call_args, call_kwargs = args
-    if not isinstance(call_args, (list, tuple)) or len(call_args) != 1:
-        return DEFER
-    call_kwargs = call_kwargs or {}
-    if fn is dict:
-        if _load().construct_dict is not None:
-            return DEFER  # 2.7+: dict() inlines construct_dict, handled there
-        data = _mapping_object(call_args[0])
-        if data is None:
-            return DEFER
-        return _inline(tx, tdcompat_dict_from_mapping, [data], call_kwargs)
-    # list(view) / tuple(view)
-    if call_kwargs:
-        return DEFER
-    views = _load().views
-    value, known = _peek(call_args[0])
-    if not known or not isinstance(value, views):
-        return DEFER
-    view = realize(call_args[0])
+    view = realize(view_vt)
     if not isinstance(view, _load().user_object):
         return DEFER
-    # 2.13 dropped this method from user objects; it unpacks views natively there.
     can_unpack = getattr(view, "has_force_unpack_var_sequence", None)
     if can_unpack is None or can_unpack(tx):
         return DEFER
     return _inline(tx, tdcompat_list_of if fn is list else tdcompat_tuple_of, [view], {})
+
+
+def _no_construct_dict() -> bool:
+    """``dict(x)`` reaches ``call_dict`` with the mapping itself (2.5, 2.6; 2.7 inlines ``construct_dict``)."""
+    return not _has_construct_dict()
+
+
+def _views_not_unpackable() -> bool:
+    """``list(view)`` of a user object fails (2.5-2.8): Dynamo's base ``has_force_unpack_var_sequence``
+    is not overridden for user objects (2.9 iterates them; 2.13 renamed the protocol)."""
+    from torch._dynamo.variables.base import VariableTracker
+
+    return hasattr(VariableTracker, "has_force_unpack_var_sequence") and (
+        "has_force_unpack_var_sequence" not in vars(_load().user_object))
 
 
 @fail_safe(NAME)
@@ -282,6 +271,18 @@ def _inline_user_function_return(wrapped, instance, args, kwargs):
     return _inline(instance, tdcompat_dict_from_mapping, [data], call_kwargs or {})
 
 
+@gate(_dict_call_method)
+def _dict_call_method_gate(original, handle):
+    """``ConstDictVariable.call_method``: a method other than ``update`` goes straight to Dynamo."""
+
+    def call_method(self, tx, name, args, kwargs):
+        if name != "update":
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
+
+    return call_method
+
+
 PATCH = Patch(
     name=NAME,
     fixes=(
@@ -296,13 +297,12 @@ PATCH = Patch(
     mirrors="pytorch/pytorch#141118 (TensorDictParams: nn.Module + MutableMapping); CPython PyDict_Merge protocol",
     torch=">=2.5",
     targets=(
-        Target(
-            "torch._dynamo.variables.builtin",
-            "BuiltinVariable",
-            "call_function",
-            _builtin_call_function_gate,
-            params=("tx", "args", "kwargs"),
-        ),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_dict", _call_dict,
+               params=("tx",), optional=True, when=_no_construct_dict),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_list", _call_list_or_tuple,
+               params=("tx", "obj"), optional=True, when=_views_not_unpackable),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_tuple", _call_list_or_tuple,
+               params=("tx", "obj"), optional=True, when=_views_not_unpackable),
         Target(
             "torch._dynamo.variables.dicts",
             "ConstDictVariable",

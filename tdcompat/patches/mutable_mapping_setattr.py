@@ -68,7 +68,7 @@ weakref, ``reconstruct: WeakRefVariable()`` on 2.6) is the separate
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, replay, replay_error
+from ..wrappers import DEFER, fail_safe, gate, replay, replay_error
 
 NAME = "mutable-mapping-setattr"
 
@@ -92,25 +92,6 @@ def _value_arg(args, kwargs):
     return kwargs.get("value", None)
 
 
-def _track_existing_mapping_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``VariableBuilder._wrap``: Dynamo's ``_wrap`` runs here, once.
-    The handler acts only on a sourced ``MutableMappingVariable``, so only that result
-    (or an exception, whose fate depends on the value) reaches it, replayed as
-    ``wrapped``; everything else is returned without testing the value against the
-    ``MutableMapping`` ABC (a Python-level check, for every value Dynamo wraps)."""
-    try:
-        result = wrapped(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the handler says whose failure it is
-        return _track_existing_mapping(replay_error(error), instance, args, kwargs)
-    try:
-        other = type(result) is not (_classes or _load())[1] or result.source is None
-    except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
-        other = False
-    if other:
-        return result
-    return _track_existing_mapping(replay(result), instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _track_existing_mapping(wrapped, instance, args, kwargs):
     """``VariableBuilder._wrap(value)``: register a sourced mapping with SideEffects."""
@@ -125,6 +106,30 @@ def _track_existing_mapping(wrapped, instance, args, kwargs):
     if value in side_effects:
         return result
     return side_effects.track_object_existing(value, result)
+
+
+@gate(_track_existing_mapping)
+def _track_existing_mapping_gate(original, handle):
+    """What is installed on ``VariableBuilder._wrap``: Dynamo's ``_wrap`` runs here, once.
+    The handler acts only on a sourced ``MutableMappingVariable``, so only that result
+    (or an exception, whose fate depends on the value) reaches it, replayed as
+    ``wrapped``; everything else is returned without testing the value against the
+    ``MutableMapping`` ABC (a Python-level check, for every value Dynamo wraps)."""
+
+    def _wrap(self, value):
+        try:
+            result = original(self, value)
+        except Exception as error:  # noqa: BLE001 - the handler says whose failure it is
+            return _track_existing_mapping(replay_error(error), self, (value,), {})
+        try:
+            other = type(result) is not (_classes or _load())[1] or result.source is None
+        except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
+            other = False
+        if other:
+            return result
+        return _track_existing_mapping(replay(result), self, (value,), {})
+
+    return _wrap
 
 
 @fail_safe(NAME)

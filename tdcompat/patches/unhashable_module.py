@@ -50,7 +50,7 @@ with an id()-based memo in ``wrap_module`` itself.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, fail_safe, gate
 
 NAME = "unhashable-module"
 
@@ -103,18 +103,6 @@ def _named_modules_by_id(root):
     return named_modules
 
 
-def _wrap_module_gate(wrapped, instance, args, kwargs):
-    """What is installed: a module of a hashable type without children goes straight to Dynamo."""
-    try:
-        value = args[0] if args else kwargs.get("value")
-        leaf = not value._modules and _hashable_types[type(value)]
-    except Exception:  # noqa: BLE001 - not a module, or a type not seen yet: the handler decides
-        leaf = False
-    if leaf:
-        return wrapped(*args, **kwargs)
-    return _wrap_module(wrapped, instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _wrap_module(wrapped, instance, args, kwargs):
     """``VariableBuilder.wrap_module(value)``: let Dynamo's parameter walk run
@@ -147,6 +135,22 @@ def _still_broken() -> bool:
 
     source = inspect.getsource(VariableBuilder.wrap_module)
     return "value.named_parameters()" in source or "value.parameters()" in source
+
+
+@gate(_wrap_module)
+def _wrap_module_gate(original, handle):
+    """What is installed: a module of a hashable type without children goes straight to Dynamo."""
+
+    def wrap_module(self, value):
+        try:
+            leaf = not value._modules and _hashable_types[type(value)]
+        except Exception:  # noqa: BLE001 - not a module, or a type not seen yet: the handler decides
+            leaf = False
+        if leaf:
+            return original(self, value)
+        return handle(self, value)
+
+    return wrap_module
 
 
 PATCH = Patch(
