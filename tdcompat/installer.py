@@ -14,9 +14,10 @@ method's own signature that sends a call it can tell is not its pattern straight
 to the next function: one Python frame and no allocation, which on 2.5.1 is the
 difference between a measurable and an unmeasurable tracing cost (wrapt's
 ``FunctionWrapper`` bound on every access, with its argument tuple and dict,
-cost 1.5% of tracing time on the neutral workloads; benchmarks/README.md). Any other
-descriptor (a ``staticmethod``) is wrapped with ``wrapt.FunctionWrapper``, and
-its gates' handlers are installed without the gate. The first install on a method stores the attribute
+cost 1.5% of tracing time on the neutral workloads; benchmarks/README.md). A
+``staticmethod`` gets the same layers around its function (with no instance); any
+other descriptor is wrapped with ``wrapt.FunctionWrapper``, and its gates' handlers
+are installed without the gate. The first install on a method stores the attribute
 found in the owning class's own ``__dict__`` (or its absence) and the last
 uninstall puts back that very object (or deletes the wrapper), so a class with
 no patch left on it is byte-for-byte what it was. :func:`wrapped_methods` says
@@ -81,15 +82,17 @@ _METHODS: Dict[Tuple[type, str], _Method] = {}
 
 def _chain(raw: Any, handlers: List[Any]) -> Any:
     """What is installed for ``handlers`` on ``raw``: the first handler's layer is outermost."""
-    if not isinstance(raw, types.FunctionType):
+    static = isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType)
+    if not static and not isinstance(raw, types.FunctionType):
         wrapper = raw
         for handler in reversed(handlers):
             wrapper = wrapt.FunctionWrapper(wrapper, _handler_of(handler))
         return wrapper
-    method, signature = raw, _signature(raw)
+    method = raw.__func__ if static else raw
+    signature = _signature(method)
     for handler in reversed(handlers):
-        method = _layer(method, handler, signature)
-    return method
+        method = _layer(method, handler, signature, static)
+    return staticmethod(method) if static else method
 
 
 def _handler_of(handler: Any) -> Any:
@@ -97,16 +100,22 @@ def _handler_of(handler: Any) -> Any:
     return getattr(handler, "__tdcompat_gated__", handler)
 
 
-def _layer(inner: types.FunctionType, handler: Any, signature: Any) -> types.FunctionType:
+def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool = False) -> types.FunctionType:
     """One plain function calling ``handler(wrapped, self, args, kwargs)`` with ``inner``
-    bound as ``wrapped``; for a gate, the gate in front of that function, if the gate
-    has the very ``signature`` of Dynamo's method (else the handler alone: slower, as
-    correct)."""
+    bound as ``wrapped`` (for a ``staticmethod``'s function, ``inner`` itself and no instance,
+    as wrapt passes); for a gate, the gate in front of that function, if the gate has the
+    very ``signature`` of Dynamo's method (else the handler alone: slower, as correct)."""
     slow = _handler_of(handler)
-    bind = types.MethodType
+    if static:
 
-    def handle(self, *args, **kwargs):
-        return slow(bind(inner, self), self, args, kwargs)
+        def handle(*args, **kwargs):
+            return slow(inner, None, args, kwargs)
+
+    else:
+        bind = types.MethodType
+
+        def handle(self, *args, **kwargs):
+            return slow(bind(inner, self), self, args, kwargs)
 
     _mark(handle, inner)
     if slow is handler:
@@ -134,6 +143,8 @@ def _signature(function: Any) -> Any:
 
 def is_layer(obj: Any) -> bool:
     """Is ``obj`` something the installer put in a class ``__dict__``?"""
+    if isinstance(obj, staticmethod):
+        obj = obj.__func__
     return getattr(obj, "__tdcompat_layer__", False) is True or type(obj) is wrapt.FunctionWrapper
 
 

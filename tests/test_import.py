@@ -59,6 +59,7 @@ def test_import_twice_and_reload_do_not_double_wrap():
                     assert t.when is not None and not t.when(), t.qualname  # left out: of no use here
                     continue
                 depth = 0
+                raw = raw.__func__ if isinstance(raw, staticmethod) else raw
                 while is_layer(raw):
                     raw, depth = raw.__wrapped__, depth + 1
                 wrapped.append([t.qualname, depth, len(handlers[t.qualname])])

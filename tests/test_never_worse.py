@@ -469,7 +469,7 @@ def readd_then_iterate(x):
 
 def view_returned(x):
     """A view that outlives the frame: on 2.5-2.11 tdcompat's views break there (they are not the
-    object's dict); 2.12+ natively return a view of an empty dict (OPEN_VIEWS)."""
+    object's dict)."""
     o = Three(x)
     return x + 1, o.__dict__.keys(), o
 
@@ -512,12 +512,35 @@ def add_during_values(x):
     return out, x
 
 
-#: Wrong with and without tdcompat, per torch prefix: a view of a made-in-frame object's dict
-#: returned from the frame comes back empty on 2.12+ (``DunderDictVariable`` rebuilds it from the
-#: placeholder); open upstream.
-OPEN_VIEWS = {view_returned: ("2.12", "2.13", "2.14", "2.15")}
+def dict_returned_alone(x):
+    """The dict leaves the frame without its object: 2.12+ rebuilt it as ``{}`` (dunder-dict-escape)."""
+    o = Three(x)
+    o.d = x * 2
+    return o.__dict__, x + 1
 
-WHOLE_DICT = [readd_then_iterate, view_returned, view_alive_at_break, early_attr_order, add_during_values]
+
+def dict_held_across_break(x):
+    """The dict is live at a graph break and the object changes after it: 2.12+ rebuilt it as a
+    copy, which misses the later store (dunder-dict-escape)."""
+    o = Three(x)
+    d = o.__dict__
+    torch._dynamo.graph_break()
+    o.z = x + 5
+    return d, x * 2
+
+
+def dict_and_object_returned(x):
+    """Both leave the frame: eager's dict *is* ``vars(o)`` (a copy on 2.12+ without dunder-dict-escape)."""
+    o = Three(x)
+    o.d = x - 1
+    return o.__dict__, o
+
+
+#: Wrong natively on 2.12+ and right only with ``dunder-dict-escape``.
+ESCAPES = [dict_returned_alone, dict_held_across_break]
+
+WHOLE_DICT = [readd_then_iterate, view_returned, view_alive_at_break, early_attr_order, add_during_values,
+              *ESCAPES]
 
 
 @pytest.mark.parametrize("fn", WHOLE_DICT, ids=[f.__name__ for f in WHOLE_DICT])
@@ -525,9 +548,52 @@ def test_whole_instance_dict_equals_eager(fn):
     """Keys, views and iteration of an instance dict the frame changed: equal to eager on two
     calls without ``fullgraph`` on every release, and under ``fullgraph=True`` either equal or a
     graph break, never a different result (the fuzzer's ``d_*_iter`` ops found the 2.12+ ones)."""
-    if torch.__version__.startswith(OPEN_VIEWS.get(fn, ())):
-        pytest.skip(f"wrong with and without tdcompat on torch {torch.__version__} (open; see OPEN_VIEWS)")
     _equals_eager_on_two_calls(fn, (False, True), break_allowed=True)
+
+
+def test_escaping_dict_is_the_objects_own():
+    """The returned dict is ``vars(o)`` of the returned object, as in eager, on two calls under
+    ``fullgraph=True``; where ``dunder-dict-escape`` applies (2.12+) a copy without it."""
+    import tdcompat
+
+    def identical(compiled):
+        for call in (1, 2):
+            x = torch.randn(3) * call
+            d, o = compiled(x)
+            ed, eo = dict_and_object_returned(x)
+            assert list(d) == list(ed) and all(torch.equal(d[k], ed[k]) for k in ("a", "d"))
+            if d is not vars(o):
+                return False
+        return True
+
+    torch._dynamo.reset()
+    assert identical(torch.compile(dict_and_object_returned, backend="eager", fullgraph=True))
+    if not any(s.name == "dunder-dict-escape" and s.state.value == "applied" for s in tdcompat.status()):
+        return
+    tdcompat.unpatch(["dunder-dict-escape"])
+    try:
+        torch._dynamo.reset()
+        assert not identical(torch.compile(dict_and_object_returned, backend="eager", fullgraph=True))
+    finally:
+        tdcompat.patch(["dunder-dict-escape"])
+        torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("fn", ESCAPES, ids=[f.__name__ for f in ESCAPES])
+def test_escaping_dict_is_wrong_without_its_patch(fn):
+    """Where ``dunder-dict-escape`` applies (2.12+), the same program differs from eager without it."""
+    import tdcompat
+
+    if not any(s.name == "dunder-dict-escape" and s.state.value == "applied" for s in tdcompat.status()):
+        pytest.skip("dunder-dict-escape is not applied on this torch")
+    tdcompat.unpatch(["dunder-dict-escape"])
+    try:
+        torch._dynamo.reset()
+        x = torch.randn(3)
+        assert diff(snapshot(fn(x.clone())), snapshot(torch.compile(fn, backend="eager")(x.clone())), "call")
+    finally:
+        tdcompat.patch(["dunder-dict-escape"])
+        torch._dynamo.reset()
 
 
 def readd_then_break(x):

@@ -814,3 +814,27 @@ CASES = CASES + (
          unpatched=(Expect("<2.14", WRONG_RESULT),),
          doc="del o.a; o.a = v on an object made in the frame, then list(o.__dict__.keys())"),
 )
+
+
+def made_dict_returned(x):
+    """``o.__dict__`` of an object made in the frame leaves it without ``o``: 2.12+ return ``{}``."""
+    o = Ordered()
+    o.c = x * 2
+    return o.__dict__, x + 1
+
+
+def made_view_returned(x):
+    """A view of it: an empty ``dict_values`` on 2.12+."""
+    o = Ordered()
+    o.b = x + 1
+    return o.__dict__.values()
+
+
+CASES = CASES + (
+    Case("dunder_dict_escape_made_object", ("dunder-dict-escape",), made_dict_returned, _x, torch=">=2.12",
+         unpatched=(Expect(">=2.12", WRONG_RESULT),),
+         doc="return o.__dict__ of an object made in the frame (not o itself)"),
+    Case("dunder_dict_escape_made_view", ("dunder-dict-escape",), made_view_returned, _x, torch=">=2.12",
+         unpatched=(Expect(">=2.12", WRONG_RESULT),),
+         doc="return o.__dict__.values() of an object made in the frame"),
+)

@@ -9,6 +9,7 @@ the first path where two snapshots differ.
 
 from __future__ import annotations
 
+import collections.abc
 import types
 import weakref
 from typing import Any, Optional
@@ -50,6 +51,9 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
     if isinstance(obj, dict):
         return (type(obj).__qualname__, {k: snapshot(v, d, seen) for k, v in obj.items()})
     if isinstance(obj, (list, tuple)):
+        return (type(obj).__qualname__, [snapshot(v, d, seen) for v in obj])
+    if isinstance(obj, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
+        # dict_keys/dict_values/dict_items and Mapping views: what they show, in order.
         return (type(obj).__qualname__, [snapshot(v, d, seen) for v in obj])
     if isinstance(obj, (set, frozenset)):
         return (type(obj).__qualname__, sorted(map(repr, obj)))

@@ -41,6 +41,7 @@ _PATCH_MODULES = (
     "dunder_dict_views",
     "readd_order",
     "module_delattr",
+    "dunder_dict_escape",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -18,15 +18,20 @@ decorator's ``exec``) is a graph break as before; nothing else is touched.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "dataclasses-inline"
 
 
-def _dataclasses_globals() -> dict:
-    import dataclasses
+_globals: list = []
 
-    return vars(dataclasses)
+
+def _dataclasses_globals() -> dict:
+    if not _globals:
+        import dataclasses
+
+        _globals.append(vars(dataclasses))
+    return _globals[0]
 
 
 def _is_dataclasses_function(fn) -> bool:
@@ -49,23 +54,33 @@ def _call_function(wrapped, instance, args, kwargs):
         UserFunctionVariable(fn, source=instance.source), list(call_args), dict(call_kwargs))
 
 
-def _check_inlineable(wrapped, instance, args, kwargs):
+@fail_safe(NAME)
+def _inlineable(wrapped, instance, args, kwargs):
+    """A ``dataclasses`` function is inlineable (the gate below sends only those here)."""
+    from torch._dynamo.trace_rules import SkipResult
+
+    return SkipResult(False, "tdcompat dataclasses-inline: a dataclasses function (pytorch/pytorch#141294)")
+
+
+@gate(_inlineable)
+def _check_inlineable(original, handle):
     """``InliningInstructionTranslator.check_inlineable(func)`` (a staticmethod, every inlined
     call): it refuses a function in a skipped file, so the inlining above would be refused
     too. A ``dataclasses`` function is inlineable; anything else goes straight to Dynamo
     after one identity test."""
-    try:
-        func = args[0]
-        # UserFunctionVariable: .fn; NestedUserFunctionVariable (a genexpr, a closure): .f_globals
-        found = func.fn.__globals__ if hasattr(func, "fn") else func.f_globals
-        mine = found is _dataclasses_globals()
-    except Exception:  # noqa: BLE001 (neither: not a function of a module)
-        mine = False
-    if not mine:
-        return wrapped(*args, **kwargs)
-    from torch._dynamo.trace_rules import SkipResult
 
-    return SkipResult(False, "tdcompat dataclasses-inline: a dataclasses function (pytorch/pytorch#141294)")
+    def check_inlineable(func):
+        try:
+            # UserFunctionVariable: .fn; NestedUserFunctionVariable (a genexpr, a closure): .f_globals
+            found = func.fn.__globals__ if hasattr(func, "fn") else func.f_globals
+            mine = found is (_globals[0] if _globals else _dataclasses_globals())
+        except Exception:  # noqa: BLE001 (neither: not a function of a module)
+            mine = False
+        if not mine:
+            return original(func)
+        return handle(func)
+
+    return check_inlineable
 
 
 PATCH = Patch(
