@@ -104,7 +104,8 @@ def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool
     """One plain function calling ``handler(wrapped, self, args, kwargs)`` with ``inner``
     bound as ``wrapped`` (for a ``staticmethod``'s function, ``inner`` itself and no instance,
     as wrapt passes); for a gate, the gate in front of that function, if the gate has the
-    very ``signature`` of Dynamo's method (else the handler alone: slower, as correct)."""
+    very ``signature`` of Dynamo's method or takes any call (else the handler alone: slower,
+    as correct)."""
     slow = _handler_of(handler)
     if static:
 
@@ -121,10 +122,20 @@ def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool
     if slow is handler:
         return handle
     fast = handler(inner, handle)
-    if signature is None or _signature(fast) != signature:
+    if _signature(fast) not in (signature, _GENERIC[static]):
         return handle
     _mark(fast, inner)
     return fast
+
+
+#: A gate that takes any call (``(self, *args, **kwargs)``; no ``self`` for a staticmethod):
+#: it fits every signature, for a method whose parameters differ between releases.
+_GENERIC = {
+    static: [*([] if static else [("self", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty)]),
+             ("args", inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.empty),
+             ("kwargs", inspect.Parameter.VAR_KEYWORD, inspect.Parameter.empty)]
+    for static in (False, True)
+}
 
 
 def _mark(function: Any, inner: Any) -> None:

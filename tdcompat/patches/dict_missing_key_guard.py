@@ -26,22 +26,9 @@ from __future__ import annotations
 
 from ..dynamo_api import LAZY_MODULE, inside_try, realize
 from ..spec import Patch, Target
-from ..wrappers import fail_safe, replay, replay_error
+from ..wrappers import fail_safe, gate, replay, replay_error
 
 NAME = "dict-missing-key-guard"
-
-
-def _getitem_gate(wrapped, instance, args, kwargs):
-    """What is installed: Dynamo's method runs here, once; an exception goes to
-    :func:`_getitem_raised`, a lazy value read inside a ``try`` to :func:`_lazy_in_try`;
-    anything else costs one type test."""
-    try:
-        result = wrapped(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the handler says what it is
-        return _getitem_raised(replay_error(error), instance, args, kwargs)
-    if type(result).__module__ != LAZY_MODULE or not inside_try(args[0]):
-        return result
-    return _lazy_in_try(replay(result), instance, args, kwargs)
 
 
 @fail_safe(NAME)
@@ -66,6 +53,24 @@ def _getitem_raised(wrapped, instance, args, kwargs):
             tx, key = args
             instance.install_dict_contains_guard(tx, [key])
         raise
+
+
+@gate(_getitem_raised)
+def _getitem_gate(original, handle):
+    """What is installed: Dynamo's method runs here, once; an exception goes to
+    :func:`_getitem_raised`, a lazy value read inside a ``try`` to :func:`_lazy_in_try`;
+    anything else costs one type test."""
+
+    def getitem_const_raise_exception_if_absent(self, tx, arg):
+        try:
+            result = original(self, tx, arg)
+        except Exception as error:  # noqa: BLE001 - the handler says what it is
+            return _getitem_raised(replay_error(error), self, (tx, arg), {})
+        if type(result).__module__ != LAZY_MODULE or not inside_try(tx):
+            return result
+        return _lazy_in_try(replay(result), self, (tx, arg), {})
+
+    return getitem_const_raise_exception_if_absent
 
 
 PATCH = Patch(

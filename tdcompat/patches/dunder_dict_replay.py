@@ -46,7 +46,7 @@ import functools
 
 from ..dynamo_api import const_str
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "dunder-dict-replay"
 
@@ -193,17 +193,6 @@ def _from_class(tx, obj, name, answer):
     return obj.resolve_type_attr(tx, name, type_attr, source)
 
 
-def _var_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``UserDefinedObjectVariable.var_getattr``: a read of an attribute
-    the frame has not stored (nearly every read) goes straight to Dynamo after one dict lookup."""
-    try:
-        if _pending_value(args[0], instance, args[1]) is None:
-            return wrapped(*args, **kwargs)
-    except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
-        pass
-    return _var_getattr(wrapped, instance, args, kwargs)
-
-
 @fail_safe(NAME)
 def _var_getattr(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.var_getattr(tx, name)``: the property is traced as on an
@@ -217,17 +206,6 @@ def _var_getattr(wrapped, instance, args, kwargs):
         return DEFER
     effects_begin()
     return _from_class(tx, instance, name, answer)
-
-
-def _call_getattr_gate(wrapped, instance, args, kwargs):
-    """What is installed on ``BuiltinVariable.call_getattr`` (every ``obj.name`` Dynamo traces):
-    anything but a plain user object goes straight to Dynamo after one type test."""
-    try:
-        if not _plain(type(args[1])):
-            return wrapped(*args, **kwargs)
-    except Exception:  # noqa: BLE001
-        pass
-    return _call_getattr(wrapped, instance, args, kwargs)
 
 
 @fail_safe(NAME)
@@ -250,6 +228,40 @@ def _call_getattr(wrapped, instance, args, kwargs):
         if present is None or not present.as_python_constant():
             return default
     return _from_class(tx, obj, name, answer)
+
+
+@gate(_var_getattr)
+def _var_getattr_gate(original, handle):
+    """What is installed on ``UserDefinedObjectVariable.var_getattr``: a read of an attribute
+    the frame has not stored (nearly every read) goes straight to Dynamo after one dict lookup."""
+
+    def var_getattr(self, tx, name):
+        try:
+            if _pending_value(tx, self, name) is None:
+                return original(self, tx, name)
+        except Exception:  # noqa: BLE001  (not what this torch was expected to be: the handler decides)
+            pass
+        return handle(self, tx, name)
+
+    return var_getattr
+
+
+@gate(_call_getattr)
+def _call_getattr_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_getattr`` (every ``obj.name`` Dynamo traces):
+    anything but a plain user object goes straight to Dynamo after one type test."""
+
+    def call_getattr(self, tx, obj, name_var, default=None):
+        try:
+            if not _plain(type(obj)):
+                return original(self, tx, obj, name_var, default)
+        except Exception:  # noqa: BLE001
+            pass
+        if default is None:  # as Dynamo called it
+            return handle(self, tx, obj, name_var)
+        return handle(self, tx, obj, name_var, default)
+
+    return call_getattr
 
 
 PATCH = Patch(

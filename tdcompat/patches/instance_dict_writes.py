@@ -75,7 +75,7 @@ from __future__ import annotations
 from ..spec import Patch, Target
 from ..dynamo_api import (
     LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, peek, realize)
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
 _READS = frozenset(("__getitem__", "get", "__contains__"))
@@ -360,22 +360,6 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 
 
 
-def _shadowed_read_gate(wrapped, instance, args, kwargs):
-    """``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver with no store made
-    through its ``__dict__`` in this frame (nearly all of them) goes straight to Dynamo, after
-    attribute reads only (a lazy tracker not realized yet has had no such store)."""
-    try:
-        obj = args[1]
-        if type(obj).__module__ == LAZY_MODULE:
-            obj = peek(obj)[0]  # the realized tracker, or None: not realized, so no store yet
-        other = obj is None or not obj.attrs_directly_modifed_on_dict  # (sic) 2.7 on
-    except Exception:  # noqa: BLE001 - not a user object (no such set), or an odd call
-        other = True
-    if other:
-        return wrapped(*args, **kwargs)
-    return _shadowed_read(wrapped, instance, args, kwargs)
-
-
 @fail_safe("instance-dict-writes")
 def _shadowed_read(wrapped, instance, args, kwargs):
     """``obj.key`` after ``obj.__dict__[key] = v`` in the frame, for a key a data descriptor
@@ -397,6 +381,29 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     graph_break("read of an attribute a data descriptor shadows after a __dict__ write", f"{obj}.{name}",
                 f"{type(obj.value).__qualname__}.{name} is a data descriptor: CPython calls it, "
                 "Dynamo would return what was written to the instance dictionary")
+
+
+@gate(_shadowed_read)
+def _shadowed_read_gate(original, handle):
+    """``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver with no store made
+    through its ``__dict__`` in this frame (nearly all of them) goes straight to Dynamo, after
+    attribute reads only (a lazy tracker not realized yet has had no such store)."""
+
+    def call_getattr(self, tx, obj, name_var, default=None):
+        try:
+            seen = obj
+            if type(seen).__module__ == LAZY_MODULE:
+                seen = peek(seen)[0]  # the realized tracker, or None: not realized, so no store yet
+            other = seen is None or not seen.attrs_directly_modifed_on_dict  # (sic) 2.7 on
+        except Exception:  # noqa: BLE001 - not a user object (no such set), or an odd call
+            other = True
+        if other:
+            return original(self, tx, obj, name_var, default)
+        if default is None:  # as Dynamo called it
+            return handle(self, tx, obj, name_var)
+        return handle(self, tx, obj, name_var, default)
+
+    return call_getattr
 
 
 PATCH = Patch(

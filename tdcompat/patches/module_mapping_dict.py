@@ -162,20 +162,6 @@ def _has_construct_dict() -> bool:
 # -- gates: what is installed; everything that is not the pattern goes straight to Dynamo --
 
 
-def _inline_user_function_return_gate(wrapped, instance, args, kwargs):
-    """``inline_user_function_return``: a function other than ``construct_dict`` (none before 2.7)."""
-    env = _env  # loaded by the first call the handler sees
-    try:
-        other = env is not None and (
-            env.construct_dict is None
-            or getattr(args[0] if args else kwargs.get("fn"), "fn", None) is not env.construct_dict)
-    except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
-        other = False
-    if other:
-        return wrapped(*args, **kwargs)
-    return _inline_user_function_return(wrapped, instance, args, kwargs)
-
-
 # -- handlers -------------------------------------------------------------------------
 
 
@@ -281,6 +267,24 @@ def _dict_call_method_gate(original, handle):
         return handle(self, tx, name, args, kwargs)
 
     return call_method
+
+
+@gate(_inline_user_function_return)
+def _inline_user_function_return_gate(original, handle):
+    """``inline_user_function_return``: a function other than ``construct_dict`` (installed from 2.7)."""
+
+    def inline_user_function_return(self, *args, **kwargs):  # 2.13 added a parameter
+        env = _env  # loaded by the first call the handler sees
+        try:
+            fn = args[0] if args else kwargs["fn"]
+            other = env is not None and getattr(fn, "fn", None) is not env.construct_dict
+        except Exception:  # noqa: BLE001 - the handler decides, under the fail-safe
+            other = False
+        if other:
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return inline_user_function_return
 
 
 PATCH = Patch(
