@@ -10,12 +10,16 @@ it counts as new since the tracker was made: none. ``o = C(x); return o.__dict__
 a copy, not ``vars(o)``, so a later write to ``o`` does not show in it. Silently wrong on
 2.12.1-2.15.0, with and without the rest of tdcompat.
 
-The fix: where ``o`` itself is rebuilt (it is live), such a dict is rebuilt as what it is,
-``o.__dict__`` of the rebuilt ``o`` (the object, then ``LOAD_ATTR __dict__``): the
-attributes the frame stored are set on ``o`` after the graph, into that very dict, so
-contents, order and identity are eager's. Where nothing else can reach ``o``, it is rebuilt
-as a dict of every item it holds (``should_reconstruct_all``), in the record's order. A dict
-with a source (an object passed in) is rebuilt from its source as before.
+Worse, the dict tracker reaches ``o`` only through its ``SideEffectsProxyDict`` (not a tracker
+field), so Dynamo's liveness walk drops an ``o`` that only its dict keeps alive, with its
+record of attribute stores.
+
+The fix: the dict tracker of an object made in the frame keeps ``o`` in a field
+(``DunderDictVariable.__init__``), so ``o`` stays live as long as its dict does, and the dict
+is rebuilt as what it is, ``o.__dict__`` of the rebuilt ``o`` (the object, then ``LOAD_ATTR
+__dict__``): the attributes the frame stored are set on ``o`` after the graph, into that very
+dict, so contents, order and identity are eager's. A dict with a source (an object passed
+in) is rebuilt from its source as before.
 """
 
 from __future__ import annotations
