@@ -125,17 +125,19 @@ def deleted_attr_names(obj) -> frozenset:
     return frozenset(names)
 
 
-def deletion_tracker(patch_name: str):
+@functools.lru_cache(maxsize=None)
+def deletion_tracker():
     """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a patch that
-    needs :func:`deleted_attr_names`: every store goes straight to Dynamo after one type
-    test (and, once something was deleted, one set lookup); a deletion is noted first, and
-    a name stored again on an object made in the frame is forgotten where the record then
-    lists it last (its CPython place)."""
-    from .wrappers import fail_safe
+    needs :func:`deleted_attr_names` or :data:`ANY_DELETED`: every store goes straight to
+    Dynamo after one type test (and, once something was deleted, one set lookup); a deletion
+    is noted first, and a name stored again on an object made in the frame is forgotten
+    where the record then lists it last (its CPython place). One object for every patch that
+    declares it, which the installer puts on the method once."""
+    from .wrappers import fail_safe, gate
 
     deleted_type = []
 
-    @fail_safe(patch_name)
+    @fail_safe("deletion-tracker")
     def note(wrapped, instance, args, kwargs):
         from torch._dynamo.variables import DeletedVariable
 
@@ -155,18 +157,21 @@ def deletion_tracker(patch_name: str):
                 forget_deleted_attr(item, name)
         return result
 
-    def gate(wrapped, instance, args, kwargs):
-        try:
-            other = type(args[2]) is not deleted_type[0] and (
-                not _DELETED_NAMES or args[1] not in deleted_attr_names(args[0]))
-        except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
-            other = False
-        if other:
-            return wrapped(*args, **kwargs)
-        return note(wrapped, instance, args, kwargs)
+    @gate(note)
+    def store_attr_deletion_gate(original, handle):
+        def store_attr(self, *args, **kwargs):  # 2.13 passes the mutation kind after the value
+            try:
+                other = type(args[2]) is not deleted_type[0] and (
+                    not ANY_DELETED or args[1] not in deleted_attr_names(args[0]))
+            except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
+                other = False
+            if other:
+                return original(self, *args, **kwargs)
+            return handle(self, *args, **kwargs)
 
-    gate.__name__ = gate.__qualname__ = "store_attr_deletion_gate"
-    return gate
+        return store_attr
+
+    return store_attr_deletion_gate
 
 
 def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":

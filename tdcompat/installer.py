@@ -81,7 +81,9 @@ _METHODS: Dict[Tuple[type, str], _Method] = {}
 
 
 def _chain(raw: Any, handlers: List[Any]) -> Any:
-    """What is installed for ``handlers`` on ``raw``: the first handler's layer is outermost."""
+    """What is installed for ``handlers`` on ``raw``: the first handler's layer is outermost.
+    A handler several patches share (``dynamo_api.deletion_tracker()``) is one layer."""
+    handlers = list(dict.fromkeys(handlers))
     static = isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType)
     if not static and not isinstance(raw, types.FunctionType):
         wrapper = raw

@@ -225,7 +225,7 @@ PATCH = Patch(
     torch=">=2.12",
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__iter__", _iter),
-        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),

@@ -302,7 +302,7 @@ PATCH = Patch(
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_obj_hasattr", _dict_hasattr,
                inherited=True, params=("tx", "name"), when=_iter_is_a_polyfill),
-        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
     ),
     requires=(

@@ -152,7 +152,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.nn_module", "UnspecializedNNModuleVariable", "var_getattr",
                _module_var_getattr_gate, params=("tx", "name")),
         # Notes every deletion, so the two gates above can tell a frame with none at once.
-        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(NAME),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
     ),
     requires=(
