@@ -33,6 +33,7 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
 from __future__ import annotations
 
 import abc
+import contextlib
 
 import pytest
 import torch
@@ -289,16 +290,34 @@ def modules_with_equal_hashes(a, b, x):
     return y, len({a, b})
 
 
+def _applied(name: str) -> bool:
+    import tdcompat
+
+    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
+
+
+@contextlib.contextmanager
+def _without(name: str):
+    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
+    import tdcompat
+
+    tdcompat.unpatch([name])
+    try:
+        torch._dynamo.reset()
+        yield
+    finally:
+        tdcompat.patch([name])
+        torch._dynamo.reset()
+
+
 def test_distinct_modules_with_equal_hashes_are_never_merged_wrongly():
     """``module-overridden-hash`` (2.10-2.12) answers set membership of such modules by
     identity; for two distinct modules whose hashes are equal CPython asks ``__eq__``, so the
     trace graph-breaks there (under ``fullgraph=True`` it raises, elsewhere it equals eager).
     Without the patch 2.10-2.12 break earlier, at the hash; other releases compile it natively."""
-    import tdcompat
     from torch._dynamo.exc import Unsupported
 
-    applied = {s.name for s in tdcompat.status() if s.state.value == "applied"}
-    if "module-overridden-hash" not in applied:
+    if not _applied("module-overridden-hash"):
         # Measured natively: 2.13.0 returns len 2 where eager says 1 (silently wrong, outside
         # tdcompat's families; 2.14.1 and 2.15.0 are right); 2.5-2.9 equal eager.
         pytest.skip("module-overridden-hash is not applied on this torch")
@@ -308,7 +327,7 @@ def test_distinct_modules_with_equal_hashes_are_never_merged_wrongly():
         expected = snapshot(modules_with_equal_hashes(a, b, x.clone()))
         got = snapshot(torch.compile(modules_with_equal_hashes, backend="eager")(a, b, x.clone()))
         assert not diff(expected, got, "call"), diff(expected, got, "call")
-        if "module-overridden-hash" in applied and call == 1:
+        if call == 1:  # applied here (skipped above otherwise)
             torch._dynamo.reset()
             with pytest.raises(Unsupported, match="equal hashes|overridden __hash__"):
                 torch.compile(modules_with_equal_hashes, backend="eager", fullgraph=True)(a, b, x.clone())
@@ -426,10 +445,8 @@ def test_class_write_that_changes_the_class_is_never_skipped(held, written):
     A float is never skipped (its guard is ``==``: ``0.0 == -0.0``)."""
     from torch._dynamo.exc import Unsupported
 
-    import tdcompat
-
     torch._dynamo.reset()
-    if "class-setattr" not in {s.name for s in tdcompat.status() if s.state.value == "applied"}:
+    if not _applied("class-setattr"):
         # 2.13 on: Dynamo stores to the class itself; measured on 2.13.0, `o.flag` of an
         # instance made in the frame then still reads the class's old value (wrong natively).
         pytest.skip("class-setattr is not applied on this torch")
@@ -554,7 +571,6 @@ def test_whole_instance_dict_equals_eager(fn):
 def test_escaping_dict_is_the_objects_own():
     """The returned dict is ``vars(o)`` of the returned object, as in eager, on two calls under
     ``fullgraph=True``; where ``dunder-dict-escape`` applies (2.12+) a copy without it."""
-    import tdcompat
 
     def identical(compiled):
         for call in (1, 2):
@@ -568,32 +584,20 @@ def test_escaping_dict_is_the_objects_own():
 
     torch._dynamo.reset()
     assert identical(torch.compile(dict_and_object_returned, backend="eager", fullgraph=True))
-    if not any(s.name == "dunder-dict-escape" and s.state.value == "applied" for s in tdcompat.status()):
+    if not _applied("dunder-dict-escape"):
         return
-    tdcompat.unpatch(["dunder-dict-escape"])
-    try:
-        torch._dynamo.reset()
+    with _without("dunder-dict-escape"):
         assert not identical(torch.compile(dict_and_object_returned, backend="eager", fullgraph=True))
-    finally:
-        tdcompat.patch(["dunder-dict-escape"])
-        torch._dynamo.reset()
 
 
 @pytest.mark.parametrize("fn", ESCAPES, ids=[f.__name__ for f in ESCAPES])
 def test_escaping_dict_is_wrong_without_its_patch(fn):
     """Where ``dunder-dict-escape`` applies (2.12+), the same program differs from eager without it."""
-    import tdcompat
-
-    if not any(s.name == "dunder-dict-escape" and s.state.value == "applied" for s in tdcompat.status()):
+    if not _applied("dunder-dict-escape"):
         pytest.skip("dunder-dict-escape is not applied on this torch")
-    tdcompat.unpatch(["dunder-dict-escape"])
-    try:
-        torch._dynamo.reset()
+    with _without("dunder-dict-escape"):
         x = torch.randn(3)
         assert diff(snapshot(fn(x.clone())), snapshot(torch.compile(fn, backend="eager")(x.clone())), "call")
-    finally:
-        tdcompat.patch(["dunder-dict-escape"])
-        torch._dynamo.reset()
 
 
 def readd_then_break(x):
@@ -608,17 +612,9 @@ def readd_then_break(x):
 
 def test_readd_rebuilds_in_cpython_order():
     """Equal to eager with tdcompat; where ``readd-order`` applies (2.5-2.13), different without it."""
-    import tdcompat
-
-    applied = any(s.name == "readd-order" and s.state.value == "applied" for s in tdcompat.status())
     _equals_eager_on_two_calls(readd_then_break, (False,))
-    if not applied:
+    if not _applied("readd-order"):
         return
-    tdcompat.unpatch(["readd-order"])
-    try:
-        torch._dynamo.reset()
+    with _without("readd-order"):
         x = torch.randn(3)
         assert torch.compile(readd_then_break, backend="eager")(x)[0] != readd_then_break(x)[0]
-    finally:
-        tdcompat.patch(["readd-order"])
-        torch._dynamo.reset()
