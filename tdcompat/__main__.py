@@ -1,4 +1,4 @@
-"""``python -m tdcompat [doctor] [options]``."""
+"""``python -m tdcompat doctor [options]``; with no arguments, the help."""
 
 import sys
 
@@ -6,6 +6,8 @@ from .doctor import main
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    if argv[:1] == ["doctor"]:
+    if not argv:
+        argv = ["--help"]  # the doctor takes a minute: run it only when asked for
+    elif argv[:1] == ["doctor"]:
         argv = argv[1:]
     sys.exit(main(argv))

@@ -75,7 +75,9 @@ def activate(registry: Registry, names: Optional[Iterable[str]], explicit: bool)
                 registry.set_state(name, State.DISABLED, f"not applied: {exc}")
             if explicit:
                 raise
-            report(f"tdcompat: {exc}; no patch is applied", strict=strict, key=str(exc), seen=_seen)
+            report(f"tdcompat applied NO patch, torch runs unpatched: {exc}. tdcompat cannot tell which patch "
+                   "you meant to switch off, so it leaves every one off; fix the setting to get them back",
+                   strict=strict, key=str(exc), seen=_seen)
             return []
         try:
             version = parse_torch_version(getattr(torch, "__version__", "unknown"))

@@ -26,22 +26,78 @@ import os
 import subprocess
 import sys
 import warnings
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 
-def _run_side(patched: bool, backends: List[str], names: List[str]) -> dict:
+#: The backends the catalog's cases run under (``Case.backends``).
+BACKENDS = ("eager", "aot_eager")
+
+
+def _run_side(patched: bool, backends: List[str], names: List[str], progress: Optional[Callable] = None) -> dict:
+    """Run the catalog in a fresh interpreter; ``progress(done, total, case)`` after each case."""
     # A strict-mode error is reported by the doctor itself; the runner must still fill the table.
     env = {k: v for k, v in os.environ.items() if k != "TDCOMPAT_STRICT"}
     if not patched:
         env["TDCOMPAT_DISABLE"] = "*"
-    cmd = [sys.executable, "-m", "tdcompat.cases.runner"]
+    cmd = [sys.executable, "-m", "tdcompat.cases.runner", "--progress"]
     cmd += ["--patched"] if patched else []
     for backend in backends:
         cmd += ["--backend", backend]
-    proc = subprocess.run(cmd + names, capture_output=True, text=True, env=env)
+    with subprocess.Popen(cmd + names, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        # stdout is one JSON line at the end: read stderr as it comes, stdout after.
+        errors = []
+        assert proc.stderr is not None and proc.stdout is not None
+        for line in proc.stderr:
+            parts = line.split(" ", 3)
+            if parts[0] == "progress" and len(parts) == 4 and progress is not None:
+                progress(int(parts[1]), int(parts[2]), parts[3].strip())
+            elif parts[0] != "progress":
+                errors.append(line)
+        out = proc.stdout.read()
     if proc.returncode != 0:
-        raise RuntimeError(f"case runner failed ({'patched' if patched else 'unpatched'}):\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"case runner failed ({'patched' if patched else 'unpatched'}):\n{''.join(errors)[-3000:]}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+class _Progress:
+    """A line per step on stderr (``side  done/total  case  ETA``), so a minute of cases is never silent."""
+
+    def __init__(self, sides: int, stream=None):
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._sides = sides
+        self._side = 0
+        self._stream = stream or sys.stderr
+
+    def side(self, label: str):
+        self._side += 1
+        self._label = label
+        return self
+
+    def __call__(self, done: int, total: int, case: str) -> None:
+        elapsed = self._clock() - self._start
+        steps_done = (self._side - 1) * total + done
+        remaining = elapsed / steps_done * (self._sides * total - steps_done) if steps_done else 0.0
+        print(f"  [{self._label} {done:>3}/{total}] ETA {remaining:4.0f}s  {case}", file=self._stream, flush=True)
+
+
+def summary_line(before: dict, after: dict) -> str:
+    """One line of counts over (case, backend) runs: what tdcompat changed, at a glance."""
+    counts = {"fixed": 0, "ok both ways": 0, "still failing": 0, "skipped": 0, "worse": 0}
+    for name, per_backend in before.items():
+        for backend, result in per_backend.items():
+            was = result["outcome"]
+            now = after.get(name, {}).get(backend, {"outcome": "missing"})["outcome"]
+            if "skipped" in (was, now):
+                counts["skipped"] += 1
+            elif was == "ok":
+                counts["ok both ways" if now == "ok" else "worse"] += 1
+            else:
+                counts["fixed" if now == "ok" else "still failing"] += 1
+    runs = sum(counts.values())
+    return f"{runs} case runs: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n or label == "worse")
 
 
 def upstream_note(entry) -> str:
@@ -153,7 +209,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m tdcompat doctor", description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", action="append", help="backends to run (default: eager)")
+    parser.add_argument("--backend", action="append", choices=BACKENDS,
+                        help="backend to run the cases with, repeatable (default: eager)")
     parser.add_argument("--status-only", action="store_true", help="only print versions and patch states")
     parser.add_argument("names", nargs="*", help="case names (default: all)")
     args = parser.parse_args(argv)
@@ -240,9 +297,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
     print()
     print(f"running {len(args.names) or len(cases)} cases without and with tdcompat (backends: {', '.join(backends)}) ...")
+    progress = _Progress(sides=2)
     try:
-        before = _run_side(False, backends, args.names)["results"]
-        after = _run_side(True, backends, args.names)["results"]
+        before = _run_side(False, backends, args.names, progress.side("without tdcompat"))["results"]
+        after = _run_side(True, backends, args.names, progress.side("with tdcompat"))["results"]
     except (RuntimeError, ValueError, IndexError) as exc:  # the runner died or printed no JSON
         print(f"the case runner failed, please report it with this output:\n{exc}")
         return 1
@@ -262,6 +320,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"{name:<{width}}{backend:<11}{_label(result):<15}{_label(patched):<15}{mark}")
     _print_record_comparison(cases, before, td_version)
     print()
+    print(summary_line(before, after))
     if failures:
         print(f"{failures} case(s) that tdcompat should fix still fail; please report them with this output.")
         return 1

@@ -57,7 +57,14 @@ def test_malformed_disable_values(raw):
         print(json.dumps({s.name: s.state.value for s in tdcompat.status()}))
     """, env={"TDCOMPAT_DISABLE": raw})
     assert "valid names are" in proc.stderr
+    assert "tdcompat applied NO patch, torch runs unpatched" in proc.stderr  # said plainly, first
     assert set(last_json(proc).values()) == {"disabled"}  # nothing applied
+
+
+def test_malformed_disable_value_is_an_error_under_strict():
+    proc = run_python("import torch._dynamo, tdcompat", env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"},
+                      check=False)
+    assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "unknown patch name" in proc.stderr
 
 
 def test_catalog_without_tensordict_skips_with_a_clear_line():

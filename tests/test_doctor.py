@@ -51,7 +51,7 @@ def test_exit_status_is_1_when_a_claimed_fix_still_fails(monkeypatch, capsys):
         False: {"results": {name: {"eager": {"outcome": "graph_break", "detail": "x"}}}},
         True: {"results": {name: {"eager": {"outcome": "graph_break", "detail": "still broken"}}}},
     }
-    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names: sides[patched])
+    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names, progress=None: sides[patched])
     assert doctor.main(["--backend", "eager", name]) == 1
     assert "still fails: still broken" in capsys.readouterr().out
     sides[True]["results"][name]["eager"]["outcome"] = "ok"
@@ -70,7 +70,7 @@ def test_unpatched_outcomes_are_compared_with_the_records(monkeypatch, capsys):
     recorded = all_cases()[name].expected_unpatched(torch.__version__, None)
     sides = {False: {"results": {name: {"eager": {"outcome": recorded, "detail": "x"}}}},
              True: {"results": {name: {"eager": {"outcome": "ok", "detail": ""}}}}}
-    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names: sides[patched])
+    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names, progress=None: sides[patched])
     assert doctor.main(["--backend", "eager", name]) == 0
     out = capsys.readouterr().out
     assert f"unpatched outcomes: all as recorded for torch {torch.__version__}" in out
@@ -148,7 +148,7 @@ def test_the_case_table_still_runs_when_a_patch_is_not_applied(monkeypatch, caps
 
     monkeypatch.setattr(doctor, "classify", lambda tdc, statuses: {s.name: "skipped" for s in statuses})
     ok = {"results": {"gap_dict_umod_dict_then_write": {"eager": {"outcome": "ok", "detail": ""}}}}
-    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names: ok)
+    monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names, progress=None: ok)
     assert doctor.main(["--backend", "eager", "gap_dict_umod_dict_then_write"]) == 1
     assert "see the patches not applied above" in capsys.readouterr().out
 
@@ -156,7 +156,7 @@ def test_the_case_table_still_runs_when_a_patch_is_not_applied(monkeypatch, caps
 def test_a_dying_case_runner_is_a_message_and_exit_1(monkeypatch, capsys):
     from tdcompat import doctor
 
-    def die(patched, backends, names):
+    def die(patched, backends, names, progress=None):
         raise RuntimeError("case runner failed (unpatched):\nboom")
 
     monkeypatch.setattr(doctor, "_run_side", die)
@@ -177,3 +177,36 @@ def test_version_is_written_once():
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("tdcompat is not installed (run from the checkout)")
     assert (pathlib.Path(tdcompat.__file__).parent / "py.typed").exists()
+
+
+def test_no_arguments_prints_help_and_runs_nothing():
+    proc = _doctor()
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: python -m tdcompat doctor" in proc.stdout
+    assert "cases without and with tdcompat" not in proc.stdout
+
+
+def test_unknown_backend_is_an_error_not_a_silent_success():
+    proc = _doctor("doctor", "--backend", "aot_eagr")
+    assert proc.returncode == 2, proc.stdout
+    assert "invalid choice: 'aot_eagr'" in proc.stderr and "aot_eager" in proc.stderr
+
+
+def test_cases_report_progress_on_stderr_while_they_run():
+    """A line per case and side on stderr as it finishes, with an ETA; a count line at the end."""
+    proc = _doctor("doctor", "--backend", "eager", "setattr_mapping_new", "gap_dict_umod_dict_then_write")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "ETA" in line]
+    assert len(lines) == 4, proc.stderr
+    assert "[without tdcompat   1/2]" in lines[0] and "[with tdcompat   2/2]" in lines[-1], lines
+    assert "2 case runs: " in proc.stdout and "0 worse" in proc.stdout, proc.stdout
+
+
+def test_summary_line_counts_what_changed():
+    from tdcompat.doctor import summary_line
+
+    before = {"a": {"eager": {"outcome": "graph_break"}}, "b": {"eager": {"outcome": "ok"}},
+              "c": {"eager": {"outcome": "wrong_result"}}, "d": {"*": {"outcome": "skipped"}}}
+    after = {"a": {"eager": {"outcome": "ok"}}, "b": {"eager": {"outcome": "graph_break"}},
+             "c": {"eager": {"outcome": "wrong_result"}}, "d": {"*": {"outcome": "skipped"}}}
+    assert summary_line(before, after) == "4 case runs: 1 fixed, 1 still failing, 1 skipped, 1 worse"

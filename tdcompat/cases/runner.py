@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tdcompat.cases.runner")
     parser.add_argument("--patched", action="store_true", help="import tdcompat first")
     parser.add_argument("--backend", action="append", help="limit to these backends")
+    parser.add_argument("--progress", action="store_true",
+                        help="one line per case on stderr: 'progress <done> <total> <case>'")
     parser.add_argument("names", nargs="*", help="case names (default: all)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -47,11 +49,13 @@ def main(argv=None) -> int:
 
     cases, skipped = runnable_cases()
     report = {"versions": versions(), "patched": args.patched, "results": {}}
-    for name, case in cases.items():
-        if args.names and name not in args.names:
-            continue
+    chosen = [name for name in cases if not args.names or name in args.names]
+    for done, name in enumerate(chosen, 1):
+        case = cases[name]
         backends = [b for b in case.backends if not args.backend or b in args.backend]
         report["results"][name] = {b: run_case(case, b).as_dict() for b in backends}
+        if args.progress:
+            print(f"progress {done} {len(chosen)} {name}", file=sys.stderr, flush=True)
     for name, why in skipped.items():
         if not args.names or name in args.names:
             report["results"][name] = {"*": {"outcome": SKIPPED, "detail": why, "frames": 0}}
