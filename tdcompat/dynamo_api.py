@@ -174,6 +174,92 @@ def deletion_tracker():
     return store_attr_deletion_gate
 
 
+def _real_instance_dict(item):
+    """The real ``__dict__`` of the object behind ``item`` (read without running user code), or None."""
+    value = getattr(item, "value", None)
+    try:
+        real = object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001  (no instance dict, or an odd object)
+        return None
+    return real if type(real) is dict else None
+
+
+@functools.lru_cache(maxsize=None)
+def readd_tracker():
+    """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a store, on an object
+    passed in, of a name deleted earlier in the frame. CPython moves the key to the end of the
+    instance dict; Dynamo's record (``store_attr_mutations``, one entry per name in first-store
+    order) overwrites the deletion in place, and the replay after the graph (``setattr`` on the
+    real object) leaves a key the object had in its old place (silently wrong order, measured
+    on 2.5.1-2.15.0). So:
+
+    * a key the real ``__dict__`` did not have on entry (added, deleted, added again in the
+      frame) is appended by the replay in record order: the entry is removed before the store
+      so that it lands last in the record, its CPython place, under a guard that the real
+      ``__dict__`` still lacks the key (``DICT_CONTAINS`` inverted);
+    * a key it had, or an object whose real ``__dict__`` is not a plain dict or that has no
+      source: a graph break (the frame then runs the deletion and the store for real).
+
+    Objects made in the frame are ``readd-order``'s (2.5-2.13; right natively from 2.14). One
+    object for every patch that declares it (readd-order, instance-dict-writes, dunder-dict-order:
+    each can bring a deletion and a store of one name into one frame), which the installer puts on
+    the method once."""
+    from .wrappers import DEFER, effects_begin, fail_safe, gate
+
+    deleted_type = []
+
+    @fail_safe("readd-tracker")
+    def restore(wrapped, instance, args, kwargs):
+        from torch._dynamo.variables import DeletedVariable
+
+        if not deleted_type:
+            deleted_type.append(DeletedVariable)
+        if len(args) < 3:
+            return DEFER
+        item, name, value = args[:3]
+        if isinstance(value, DeletedVariable):
+            return DEFER
+        record = pending_stores(instance, item)
+        if not isinstance(record.get(name), DeletedVariable) or made_in_frame(item):
+            return DEFER
+        real = _real_instance_dict(item)
+        source = getattr(item, "source", None)
+        if real is None or source is None or name in real:
+            graph_break(
+                "attribute deleted and stored again on an object passed in",
+                f"{item}.{name}",
+                "CPython moves the key to the end of the instance dict; Dynamo would replay the "
+                "store into the key's old place",
+            )
+        from torch._dynamo.source import AttrSource
+
+        effects_begin()
+        guard_dict_contains(AttrSource(source, "__dict__"), name, False)
+        del record[name]  # the store below appends it: the key's place in CPython's dict
+        result = wrapped(*args, **kwargs)
+        record = pending_stores(instance, item)
+        if record and list(record)[-1] == name:
+            forget_deleted_attr(item, name)
+        return result
+
+    @gate(restore)
+    def store_attr_readd_gate(original, handle):
+        def store_attr(self, *args, **kwargs):  # 2.13 passes the mutation kind after the value
+            try:
+                entry = pending_stores(self, args[0]).get(args[1])
+                other = (entry is None or type(entry) is not deleted_type[0]
+                         or type(args[2]) is deleted_type[0])
+            except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
+                other = False
+            if other:
+                return original(self, *args, **kwargs)
+            return handle(self, *args, **kwargs)
+
+        return store_attr
+
+    return store_attr_readd_gate
+
+
 def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
     """Raise ``exc_type`` inside the traced program, as eager would.
 

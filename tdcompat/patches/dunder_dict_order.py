@@ -28,7 +28,8 @@ from __future__ import annotations
 import functools
 
 from ..dynamo_api import (
-    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, new_object_kwargs, raise_observed)
+    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, new_object_kwargs, raise_observed,
+    readd_tracker)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -226,6 +227,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__iter__", _iter),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
+               params=("item", "name", "value")),
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),
                params=("item", "name", "value")),
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from ..spec import Patch, Target
 from ..dynamo_api import (
-    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, peek, realize)
+    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, peek, readd_tracker, realize)
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))
@@ -424,6 +424,11 @@ PATCH = Patch(
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _shadowed_read_gate,
                params=("tx", "obj", "name_var"), when=_replay_ignores_descriptor),
+        # `del o.__dict__[k]` then `o.__dict__[k] = v` (or update/setdefault) on an object passed in
+        # would replay the store into k's old place (CPython: last): the shared re-store handler
+        # reorders or graph-breaks (without it, tdcompat's deletion turned a break into a wrong order).
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),
+               params=("item", "name", "value")),
     ),
     requires=(
         "torch._dynamo.side_effects:SideEffects.store_attr",

@@ -19,7 +19,7 @@ graph break would be the only safe answer there).
 
 from __future__ import annotations
 
-from ..dynamo_api import made_in_frame, pending_stores
+from ..dynamo_api import made_in_frame, pending_stores, readd_tracker
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -70,8 +70,11 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", _store_attr_gate,
                params=("item", "name", "value")),
+        # objects passed in: reordered where their real __dict__ lacks the name, else a graph break
+        Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),
+               params=("item", "name", "value")),
     ),
-    requires=("torch._dynamo.variables:DeletedVariable",),
+    requires=("torch._dynamo.variables:DeletedVariable", "torch._dynamo.source:AttrSource"),
     summary="an attribute deleted and set again on an object made in the frame goes to the end of its __dict__",
     history=(
         ("2.5-2.13",
