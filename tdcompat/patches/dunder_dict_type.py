@@ -20,11 +20,16 @@ The fix: ``GetAttrVariable(obj, "__dict__").python_type()`` is ``dict`` when
 ordinary instance dictionary: the ``__dict__`` found on the class's MRO is the
 interpreter's ``getset_descriptor`` (no user property or descriptor named
 ``__dict__``), ``__getattribute__`` is ``object``'s, and the real object's
-``__dict__`` is a ``dict``. That depends on the object's class only, which
-Dynamo already guards (``TYPE_MATCH``) for these trackers; ``type(obj.__dict__)``
-of an input is built under its own ``TypeSource`` guard by ``call_type``.
-Everything else (a ``py_type`` already set, other receivers, class
-``__dict__``, other attribute names) defers to Dynamo.
+``__dict__`` is exactly a ``dict`` (``o.__dict__ = MyDict(...)`` makes it a dict
+subclass: CPython then answers ``isinstance(o.__dict__, MyDict)`` True). The class
+is guarded by Dynamo (``TYPE_MATCH``); the ``__dict__``'s own type is not, so for an
+object passed in the answer installs ``TYPE_MATCH`` on ``obj.__dict__`` (issue 26: a
+later input whose ``__dict__`` was replaced by a dict subclass reused ``dict``). An
+object made in the frame is answered only while the frame has not stored
+``__dict__`` (no pending store: its placeholder's dict is the one Dynamo made; after
+``o.__dict__ = d`` Dynamo answers from ``d`` itself); an object neither passed in
+nor made in the frame (no source) defers. Everything else (a ``py_type`` already
+set, other receivers, class ``__dict__``, other attribute names) defers to Dynamo.
 
 ``nn.Module``s too. The one module caller that matters, ``remove_from``, goes on
 to ``del self.__dict__[name]`` and then ``self._modules[name] = value`` (or
@@ -39,8 +44,8 @@ turns the break into a wrong result.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
-from ..dynamo_api import instance_dict_receiver_types
+from ..wrappers import DEFER, effects_begin, fail_safe
+from ..dynamo_api import instance_dict_receiver_types, made_in_frame
 
 NAME = "dunder-dict-type"
 
@@ -82,7 +87,29 @@ def _python_type(wrapped, instance, args, kwargs):
         return DEFER
     if not _plain_instance_dict(obj.value):
         return DEFER
+    tx = _current_tx()
+    if tx is None or tx.output.side_effects.has_pending_mutation_of_attr(obj, "__dict__"):
+        return DEFER  # the frame replaced it (`o.__dict__ = d`): its type is d's
+    if obj.source is not None:
+        # `o.__dict__ = MyDict(...)` may be done to a later input of the same class: guard the type.
+        from torch._dynamo.guards import GuardBuilder, install_guard
+        from torch._dynamo.source import AttrSource
+
+        effects_begin()
+        install_guard(AttrSource(obj.source, "__dict__").make_guard(GuardBuilder.TYPE_MATCH))
+    elif not made_in_frame(obj):
+        return DEFER  # neither an input nor made here: its __dict__ may have been replaced unseen
     return dict
+
+
+def _current_tx():
+    """The instruction translator tracing now (``python_type()`` is not given one)."""
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        return InstructionTranslator.current_tx()
+    except Exception:  # noqa: BLE001  (not tracing, or an older API)
+        return None
 
 
 PATCH = Patch(
