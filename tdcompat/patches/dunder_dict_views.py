@@ -111,6 +111,19 @@ def _own_value(tx, obj, name: str):
         obj.value.__dict__[name])
 
 
+#: Comparisons and set operators of a view: Dynamo would compare the tracker, not the view
+#: (``o.__dict__.keys() == {...}.keys()`` was False on 2.8-2.10 where eager says True).
+_OPERATORS = frozenset((
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__or__", "__ror__", "__and__",
+    "__rand__", "__sub__", "__rsub__", "__xor__", "__rxor__", "isdisjoint", "__hash__", "__reversed__",
+    "mapping"))
+
+
+def _refuse_operator(view, name):
+    graph_break("__dict__ view", f"{view.obj}.__dict__.{view.kind}().{name}",
+                "tdcompat's instance-dict views support iteration, len and `in` only")
+
+
 @functools.lru_cache(maxsize=None)
 def _view_types():
     """(view tracker, iterator tracker), defined once Dynamo is imported."""
@@ -138,7 +151,18 @@ def _view_types():
             raise NotImplementedError
 
         def has_unpack_var_sequence(self, tx) -> bool:
-            return False  # iteration goes through __iter__ (a live iterator), not a copy
+            # False: iteration (GET_ITER, enumerate, zip...) goes through __iter__, a live iterator,
+            # not a copy (on 2.5-2.8 a True here would make every loop iterate a copy)
+            return False
+
+        def has_force_unpack_var_sequence(self, tx) -> bool:
+            return False  # (2.5's enumerate() would take a copy: a key added in the loop raised nothing)
+
+        def entries_now(self, tx):
+            """The entries now, read as the iteration reads them (same keys-and-order guards), for a
+            consumer that takes them all at once with no user code in between (``set(view)``)."""
+            keys = _keys_or_break(tx, self.obj, f"{self.kind}()")
+            return [_entry(tx, self.obj, self.kind, name) for name in keys]
 
         def reconstruct(self, codegen):
             graph_break("__dict__ view", f"{self.obj}.__dict__.{self.kind}()",
@@ -149,6 +173,8 @@ def _view_types():
             return ConstantVariable.create(hasattr(python_types[self.kind], name))
 
         def var_getattr(self, tx, name):
+            if name in _OPERATORS:
+                _refuse_operator(self, name)
             if name in ("__iter__", "__len__", "__contains__"):
                 from torch._dynamo.variables import GetAttrVariable
 
@@ -156,6 +182,8 @@ def _view_types():
             return super().var_getattr(tx, name)
 
         def call_method(self, tx, name, args, kwargs):
+            if name in _OPERATORS:
+                _refuse_operator(self, name)
             if not args and not kwargs and name in ("__iter__", "__len__"):
                 keys = _keys_or_break(tx, self.obj, f"{self.kind}()")
                 if name == "__len__":
@@ -269,6 +297,64 @@ def _dict_hasattr(wrapped, instance, args, kwargs):
     return ConstantVariable.create(hasattr(dict, name))
 
 
+@fail_safe(NAME)
+def _frozenset(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_frozenset(tx, view)``: Dynamo asks ``has_unpack_var_sequence``, which a
+    view answers False (its iteration stays live), and then raises an observed TypeError (2.6+) where
+    eager builds the frozenset. A graph break instead (a ``FrozensetVariable`` of the entries came
+    back empty or failed to rebuild on 2.8: measured)."""
+    if kwargs or len(args) != 2:
+        return DEFER
+    tx, arg = args
+    view_type = _view_types()[0]
+    if type(arg) is not view_type:
+        return DEFER
+    graph_break("__dict__ view", f"frozenset({arg.obj}.__dict__.{arg.kind}())",
+                "tdcompat's instance-dict views support iteration, set(), len and `in` only")
+
+
+@fail_safe(NAME)
+def _set(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_set(tx, view)``: Dynamo would raise an observed TypeError (2.8-2.10: it
+    cannot unpack the view; ``try: set(o.__dict__.keys()) except TypeError`` took the except branch)
+    or break; eager builds the set at once from the view's entries, no user code in between."""
+    if kwargs or len(args) != 2:
+        return DEFER
+    tx, arg = args
+    if type(arg) is not _view_types()[0]:
+        return DEFER
+    from torch._dynamo.variables import SetVariable
+
+    from ..dynamo_api import new_object_kwargs
+
+    effects_begin()
+    return SetVariable(arg.entries_now(tx), **new_object_kwargs())
+
+
+def _set_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_set``: anything but one of this patch's views goes
+    straight on after one type test (no view exists before ``_view_types`` ran)."""
+    try:
+        other = _view_types.cache_info().currsize == 0 or type(args[1]) is not _view_types()[0]
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _set(wrapped, instance, args, kwargs)
+
+
+def _frozenset_gate(wrapped, instance, args, kwargs):
+    """What is installed on ``BuiltinVariable.call_frozenset``: anything but one of this patch's
+    views goes straight on after one type test (no view exists before ``_view_types`` ran)."""
+    try:
+        other = _view_types.cache_info().currsize == 0 or type(args[1]) is not _view_types()[0]
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _frozenset(wrapped, instance, args, kwargs)
+
+
 def _iter_is_a_polyfill() -> bool:
     """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""
     from torch._dynamo.polyfills import builtins
@@ -304,10 +390,14 @@ PATCH = Patch(
                inherited=True, params=("tx", "name"), when=_iter_is_a_polyfill),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_set", _set_gate, params=("tx",)),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_frozenset", _frozenset_gate,
+               params=("tx",)),
     ),
     requires=(
         "torch._dynamo.variables:DeletedVariable",
         "torch._dynamo.variables:TupleVariable",
+        "torch._dynamo.variables:SetVariable",
         "torch._dynamo.variables.lists:ListIteratorVariable.next_variable",
         "torch._dynamo.variables.lists:ListIteratorVariable.force_unpack_var_sequence",
     ),
