@@ -34,7 +34,7 @@ import functools
 
 from ..dynamo_api import (
     deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_receiver_types,
-    is_data_descriptor, made_in_frame, new_object_kwargs, pending_stores, raise_observed)
+    is_data_descriptor, made_in_frame, module_tracker_types, new_object_kwargs, pending_stores, raise_observed)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -101,8 +101,10 @@ def _entry(tx, obj, kind: str, name: str):
 def _own_value(tx, obj, name: str):
     """``obj.__dict__[name]`` of an object passed in, for a key the frame has not stored: the
     attribute read, unless a data descriptor of the class (a property) hides the item."""
-    if not is_data_descriptor(type(obj.value), name):
+    if not is_data_descriptor(type(obj.value), name) and type(obj) not in module_tracker_types():
         return obj.var_getattr(tx, name)
+    # A module's attribute read is not its dict item: 2.8 answered `_backward_hooks` (an OrderedDict)
+    # with a tracker that `dict(m.__dict__.items())` rebuilt as a plain dict (issue 26). Read the item.
     from torch._dynamo import source as sources
     from torch._dynamo.variables.builder import VariableBuilder
 
