@@ -1,14 +1,20 @@
-"""Differential fuzzing of tdcompat (issue 11, "never worse"): eager vs compiled without vs with tdcompat.
+"""Differential fuzzing of tdcompat (issues 11, 26): eager vs compiled without vs with tdcompat.
 
     python scripts/fuzz.py --seed 0 --programs 200
+    python scripts/fuzz.py --seed random --seconds 300 --workers 2 --ledger benchmarks/fuzz_ledger.json
     python scripts/fuzz.py --seed 7 --seconds 300 --all-configs --json fuzz.json
     python scripts/fuzz.py --replay 3000073 --standalone     # one program again, as a script
+    python scripts/fuzz.py --seed 0 --programs 300 --coverage  # and how often each patch handler ran
 
 Generates seeded programs (tests/fuzzer.py), runs each eagerly, compiled with
-tdcompat reverted and compiled with tdcompat applied, all in this one process,
-and prints the count per category, the run rate and every divergence, shrunk
-to a minimal program (``make()`` + ``f()``; with ``--standalone`` a
-self-contained script that runs the check itself). Exit status 1 when a program was
+tdcompat reverted and compiled with tdcompat applied, all in one process (one
+per worker with ``--workers``: worker w runs the programs w, w+K, w+2K, ... of
+the seed), and prints the count per category, the run rate and every divergence,
+shrunk to a minimal program (``make()`` + ``f()``; with ``--standalone`` a
+self-contained script that runs the check itself). ``--seed random`` draws a
+fresh seed and prints it first. ``--ledger PATH`` appends the run to a JSON
+ledger (per torch release: seed, slices, programs, tdcompat commit and dirty
+flag, counts per category, the divergences). Exit status 1 when a program was
 ``introduced`` (tdcompat made a result wrong), ``native`` (wrong with and
 without tdcompat), ``regressed`` (tdcompat made a working program raise) or an
 ``eager_error`` (a generator bug).
@@ -17,8 +23,14 @@ without tdcompat), ``regressed`` (tdcompat made a working program raise) or an
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import secrets
+import subprocess
 import sys
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -26,10 +38,13 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0, help="base seed; program i uses seed*1000003+i")
+    parser.add_argument("--seed", default="0",
+                        help="base seed (program i uses seed*1000003+i), or 'random' for a fresh one (printed first)")
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--programs", type=int, help="number of programs (default 100)")
+    budget.add_argument("--programs", type=int, help="number of programs, all workers together (default 100)")
     budget.add_argument("--seconds", type=float, help="time budget; programs are started until it is spent")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes (0: one per core); worker w runs programs w, w+K, w+2K, ... of the seed")
     parser.add_argument("--all-configs", action="store_true",
                         help="run every program under all four configs (fullgraph x backend eager/aot_eager)")
     parser.add_argument("--shrink-seconds", type=float, default=120.0, help="time limit to shrink one divergence")
@@ -37,30 +52,155 @@ def main(argv=None) -> int:
     parser.add_argument("--standalone", action="store_true",
                         help="print each divergence as a self-contained script (classes included)")
     parser.add_argument("--json", help="write the full report here (it always holds both forms of each program)")
+    parser.add_argument("--ledger", help="append this run to a JSON ledger (e.g. benchmarks/fuzz_ledger.json)")
+    parser.add_argument("--coverage", action="store_true",
+                        help="count the calls of every applied patch's handlers (report key 'handlers')")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--record-known", action="store_true",
                         help="write this run's divergences (seed 0) into tests/fuzz_known.json for this torch minor")
+    parser.add_argument("--slice", help=argparse.SUPPRESS)  # "offset:stride", set for a worker
     args = parser.parse_args(argv)
 
-    import tdcompat  # noqa: F401  (before Dynamo is imported, as users do)
+    seed = secrets.randbelow(2 ** 31) if args.seed == "random" else int(args.seed)
+    print(f"tdcompat fuzz seed {seed}", flush=True)
+    workers = args.workers or os.cpu_count() or 1
+    if workers > 1 and not args.replay and not args.slice:
+        report = _parallel(args, seed, workers)
+    else:
+        import tdcompat  # noqa: F401  (before Dynamo is imported, as users do)
+        import fuzzer
+
+        offset, stride = (int(v) for v in (args.slice or "0:1").split(":"))
+        log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+        report = fuzzer.run_fuzz(seed, programs=args.programs, seconds=args.seconds,
+                                 all_configs=args.all_configs, shrink_seconds=args.shrink_seconds, log=log,
+                                 replay=[int(s) for s in args.replay.split(",")] if args.replay else None,
+                                 offset=offset, stride=stride, coverage=args.coverage)
+        report["slices"] = [{"offset": offset, "stride": stride, "programs": report["programs"]}]
     import fuzzer
 
-    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    report = fuzzer.run_fuzz(args.seed, programs=args.programs, seconds=args.seconds,
-                             all_configs=args.all_configs, shrink_seconds=args.shrink_seconds, log=log,
-                             replay=[int(s) for s in args.replay.split(",")] if args.replay else None)
-    print(fuzzer.summary(report, standalone=args.standalone), flush=True)
+    if not args.slice:
+        print(fuzzer.summary(report, standalone=args.standalone), flush=True)
+        if report.get("handlers"):
+            missed = not_reached(report["handlers"])
+            print(f"handlers not reached: {missed or 'none'}", flush=True)
     if args.record_known:
         _record_known(report)
     if args.json:
         with open(args.json, "w") as fh:
             fh.write(fuzzer.main_json(report))
+    if args.ledger and not args.slice and not args.replay:
+        append_ledger(args.ledger, report)
     return 1 if any(report["counts"][c] for c in fuzzer.BAD) else 0
 
 
-def _record_known(report) -> None:
-    import json
+def not_reached(handlers: dict) -> list:
+    return [f"{patch}: {label}" for patch, labels in handlers.items() for label, (calls, _) in labels.items()
+            if not calls]
 
+
+def _parallel(args, seed: int, workers: int) -> dict:
+    """``workers`` processes of this script, worker w on the slice w::workers of the seed's programs."""
+    tmp = tempfile.mkdtemp(prefix="tdcompat-fuzz-")
+    procs = []
+    start = time.monotonic()
+    for w in range(workers):
+        budget = ["--seconds", str(args.seconds)] if args.seconds is not None else \
+            ["--programs", str(((args.programs or 100) + workers - 1 - w) // workers)]
+        out = os.path.join(tmp, f"worker{w}.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), *budget, "--slice", f"{w}:{workers}",
+               "--shrink-seconds", str(args.shrink_seconds), "--json", out]
+        cmd += ["--quiet"] if args.quiet else []
+        cmd += ["--all-configs"] if args.all_configs else []
+        cmd += ["--coverage"] if args.coverage else []
+        procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL), out))
+    reports = []
+    for proc, out in procs:
+        proc.wait()
+        if not os.path.exists(out):
+            raise SystemExit(f"fuzz worker failed ({proc.returncode}): {' '.join(proc.args)}")
+        with open(out) as fh:
+            reports.append(json.load(fh))
+    merged = dict(reports[0])
+    merged["seconds"] = round(time.monotonic() - start, 2)
+    for key in ("programs", "runs", "run_seconds"):
+        merged[key] = round(sum(r[key] for r in reports), 2) if key == "run_seconds" else sum(r[key] for r in reports)
+    merged["counts"] = {c: sum(r["counts"][c] for r in reports) for c in reports[0]["counts"]}
+    merged["divergences"] = sorted((d for r in reports for d in r["divergences"]), key=lambda d: d["seed"])
+    merged["fallback_warnings"] = [f for r in reports for f in r["fallback_warnings"]]
+    merged["slices"] = [{"offset": r["offset"], "stride": r["stride"], "programs": r["programs"]} for r in reports]
+    # Rates over the wall time the workers ran side by side.
+    rs = max(r["run_seconds"] for r in reports) or 1.0
+    merged["runs_per_second"] = round(merged["runs"] / rs, 3)
+    merged["programs_per_second"] = round(merged["programs"] / rs, 3)
+    if "handlers" in reports[0]:
+        merged["handlers"] = {patch: {label: [sum(r["handlers"].get(patch, {}).get(label, [0, 0])[i] for r in reports)
+                                              for i in (0, 1)] for label in labels}
+                              for patch, labels in reports[0]["handlers"].items()}
+    merged["workers"] = workers
+    return merged
+
+
+def _git(*cmd: str) -> str:
+    return subprocess.run(["git", "-C", ROOT, *cmd], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def ledger_entry(report: dict) -> dict:
+    """One run as the ledger keeps it: where (torch, commit), what (seed, slices, programs), what came out."""
+    try:
+        commit, dirty = _git("rev-parse", "HEAD"), bool(_git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = None, None
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit,
+        "dirty": dirty,
+        "versions": report["versions"],
+        "seed": report["seed"],
+        "slices": report.get("slices", [{"offset": 0, "stride": 1, "programs": report["programs"]}]),
+        "programs": report["programs"],
+        "runs": report["runs"],
+        "all_configs": report["all_configs"],
+        "seconds": report["seconds"],
+        "counts": report["counts"],
+        "divergences": [{k: d[k] for k in ("seed", "category", "config", "shape", "unpatched", "patched", "detail",
+                                           "compact_source")} for d in report["divergences"]],
+        **({"handlers_not_reached": not_reached(report["handlers"])} if report.get("handlers") else {}),
+    }
+
+
+def append_ledger(path: str, report: dict) -> None:
+    """Append to the ledger ``{"doc": ..., "releases": {torch version: [entry, ...]}}`` under a file lock."""
+    import fcntl
+
+    entry = ledger_entry(report)
+    release = report["versions"]["torch"].split("+")[0]
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.seek(0)
+        text = fh.read()
+        data = json.loads(text) if text.strip() else {}
+        data.setdefault("doc", LEDGER_DOC)
+        data.setdefault("releases", {}).setdefault(release, []).append(entry)
+        data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: _version_key(kv[0])))
+        fh.seek(0)
+        fh.truncate()
+        json.dump(data, fh, indent=1)
+        fh.write("\n")
+    print(f"ledger: {path} ({release}, seed {entry['seed']}, {entry['programs']} programs)", flush=True)
+
+
+def _version_key(version: str):
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:3])
+
+
+LEDGER_DOC = ("Differential fuzz runs (scripts/fuzz.py --ledger; nox -s fuzz), per torch release: the base seed, "
+              "the slices the workers ran (worker w: programs seed*1000003 + offset + i*stride), programs and runs, "
+              "the tdcompat commit and whether the checkout had uncommitted changes (dirty), counts per category "
+              "and every divergence (shrunk; compact_source: make() + f() with tests/fuzzer.py's classes).")
+
+
+def _record_known(report) -> None:
     import fuzzer
 
     path = os.path.join(ROOT, "tests", "fuzz_known.json")

@@ -52,7 +52,11 @@ Entry points: :func:`run_fuzz` (used by ``scripts/fuzz.py``), :func:`generate`,
 
 from __future__ import annotations
 
+import collections
+import copy
 import dataclasses
+import enum
+import functools
 import inspect
 import json
 import linecache
@@ -383,6 +387,261 @@ HELPERS = ("kw", "cb", "use")
 
 
 # ============================================================================
+# The objects of the patch families (issue 26): hash(), class attributes,
+# deepcopy, dataclasses, Enum classes, module attribute deletion and
+# re-registration, ``obj.__dict__`` consumed by builtins.  Module-level state
+# (class attributes, the hash salt) is reset by ``reset_state(n)`` in ``make(n)``,
+# so each call starts from the state of its ``n`` (present on odd calls, absent on
+# even ones, as the instance keys above).
+# ============================================================================
+HASH_SALT = [0]  # read by the state-reading __hash__ methods; reset_state(n) sets it to n
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+    CRIMSON = 1  # an alias of RED: not iterated, in __members__
+    BLUE = 3
+
+
+class Num(enum.IntEnum):
+    ONE = 1
+    TWO = 2
+    UNO = 1  # alias
+    THREE = 3
+
+
+class Perm(enum.Flag):
+    R = 1
+    W = 2
+    X = 4
+    RW = 3  # a composite member: not iterated on 3.11+
+
+
+class RevMeta(enum.EnumMeta):
+    """A custom Enum metaclass: iterates backwards and counts one more."""
+
+    def __iter__(cls):
+        return reversed([cls._member_map_[name] for name in cls._member_names_])
+
+    def __len__(cls):
+        return len(cls._member_names_) + 1
+
+
+class MEnum(enum.Enum, metaclass=RevMeta):
+    A = 1
+    B = 2
+    C = 3
+
+
+class HEnum(enum.Enum):
+    """A member's hash reads state that changes between calls."""
+
+    A = 1
+    B = 2
+
+    def __hash__(self):
+        return hash(self._value_) + HASH_SALT[0]
+
+
+def pick_enum(n):
+    """An Enum class that differs between calls."""
+    return Color if n % 2 else Num
+
+
+class HMeta(type):
+    """A metaclass with a state-reading ``__hash__`` (its classes hash by it)."""
+
+    def __hash__(cls):
+        return len(cls.__name__) + HASH_SALT[0]
+
+
+class HCls(metaclass=HMeta):
+    v = 1
+
+
+class KBase:
+    v = 0
+    w = "w"
+
+
+class KSub(KBase):
+    """Inherits ``v``/``w``; on odd calls holds its own ``v`` and ``u``."""
+
+
+class KMeta(type):
+    """A metaclass whose ``__setattr__`` counts writes in ``nset``."""
+
+    def __setattr__(cls, name, value):
+        type.__setattr__(cls, "nset", cls.__dict__.get("nset", 0) + 1)
+        type.__setattr__(cls, name, value)
+
+
+class KM(metaclass=KMeta):
+    v = 0
+
+
+#: Class attributes reset_state(n) manages (and the comparison reads after each call).
+CLASS_KEYS = ("v", "w", "u", "z", "nset")
+
+
+def reset_state(n):
+    """Class attributes and the hash salt for call ``n``: ``KSub`` has its own ``v``
+    and a ``u`` on odd calls only, ``KBase.v`` and ``KM.v`` are ``n``."""
+    for cls in (KBase, KSub, KM, HCls):
+        for key in CLASS_KEYS:
+            if key in cls.__dict__:
+                type.__delattr__(cls, key)
+    type.__setattr__(KBase, "v", n)
+    type.__setattr__(KBase, "w", "w")
+    if n % 2:
+        type.__setattr__(KSub, "v", "own")
+        type.__setattr__(KSub, "u", n * 2)
+    type.__setattr__(KM, "v", n)
+    type.__setattr__(KM, "nset", 0)
+    type.__setattr__(HCls, "v", n)
+    HASH_SALT[0] = n
+
+
+def class_state():
+    """What reset_state manages, as a program left it (compared after every call)."""
+    return {cls.__name__: {k: cls.__dict__[k] for k in CLASS_KEYS if k in cls.__dict__}
+            for cls in (KBase, KSub, KM, HCls)} | {"HASH_SALT": HASH_SALT[0]}
+
+
+class KObj(KSub):
+    """An instance whose class reads go through ``type(o)``."""
+
+    def __init__(self, x, n):
+        self.a = n
+
+
+class Lin(torch.nn.Linear):
+    """A Linear with deterministic weights (made in the frame too)."""
+
+    def __init__(self, n):
+        super().__init__(4, 4)
+        with torch.no_grad():
+            self.weight.copy_(torch.eye(4) * (n + 1))
+            self.bias.fill_(0.5)
+
+
+class Net(torch.nn.Module):
+    def __init__(self, x, n):
+        super().__init__()
+        self.sub = Lin(n)
+        self.w = torch.nn.Parameter(torch.ones(4) * n)
+        self.register_buffer("buf", x + n)
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+
+class HNet(Net):
+    """A module whose class defines ``__hash__`` (state-reading) and ``__eq__``."""
+
+    def __hash__(self):
+        return self.a + HASH_SALT[0]
+
+    def __eq__(self, other):
+        return self is other
+
+
+class HBox:
+    """Values to hash: ints/strs/floats that change between calls, an enum member,
+    a random.Random, a module, a module with a state-reading __hash__, an unhashable one."""
+
+    def __init__(self, x, n):
+        self.a = n
+        self.s = "s%d" % n
+        self.f = n / 2
+        self.e = Color.RED if n % 2 else Color.BLUE
+        self.r = random.Random(n)
+        self.m = Lin(n)
+        self.hm = HNet(x, n)
+        self.u = ModMapU(x, n)
+
+
+class DBox:
+    """Nested constants and containers to deep-copy."""
+
+    def __init__(self, x, n):
+        self.a = n
+        self.t = (n, "s", None)
+        self.l = [n, [n, "s"]]
+        self.d = {"k": [n], "j": (n,)}
+        self.f = frozenset({n, "s"})
+        self.x = x + n
+
+
+@dataclasses.dataclass
+class DPlain:
+    a: int
+    t: torch.Tensor
+
+
+@dataclasses.dataclass(frozen=True)
+class DFrozen:
+    a: int
+    s: str = "s"
+
+
+@dataclasses.dataclass
+class DBase:
+    a: int
+    tags: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class DChild(DBase):
+    b: str = "b"
+
+
+@dataclasses.dataclass
+class DInit:
+    a: int
+    scale: dataclasses.InitVar[int] = 2
+    b: int = dataclasses.field(default=0, init=False)
+
+    def __post_init__(self, scale):
+        self.b = self.a * scale
+
+
+@dataclasses.dataclass
+class DNest:
+    a: int
+    inner: DPlain
+    items: list
+    meta: dict
+
+
+def make_dplain(x, n):
+    return DPlain(n, x + n)
+
+
+def make_dfrozen(x, n):
+    return DFrozen(n, "s%d" % n)
+
+
+def make_dchild(x, n):
+    return DChild(n, [n, "t"], "odd" if n % 2 else "even")
+
+
+def make_dinit(x, n):
+    return DInit(n, n + 1)
+
+
+def make_dnest(x, n):
+    return DNest(n, DPlain(n, x * n), [n, DFrozen(n)], {"k": DPlain(n + 1, x), "n": [n]})
+
+
+def pairs(items):
+    """A dict_factory returning the (name, value) list itself."""
+    return list(items)
+
+
+
+# ============================================================================
 # The grammar
 # ============================================================================
 @dataclasses.dataclass(frozen=True)
@@ -401,6 +660,8 @@ class Kind:
     ctx: bool = False
     td: bool = False  # modest op set: items, dict()/**, keys(), a few attributes, weakref
     readonly_keys: Tuple[str, ...] = ()  # readable, never written (the ctx's own counters)
+    family: str = ""  # one of FAMILIES for the kinds of the patch families, else ""
+    reset: bool = False  # make(n) calls reset_state(n) (class attributes, the hash salt)
 
     @property
     def keys(self) -> Tuple[str, ...]:
@@ -534,6 +795,8 @@ class Program:
         args = [self.name(i) for i, o in enumerate(self.objects) if o.place == "arg"]
         globs = [self.name(i) for i, o in enumerate(self.objects) if o.place == "global"]
         make = ["def make(n):", "    x = torch.linspace(-1.0, 1.0, 4) * (n + 1)"]
+        if any(KINDS[o.kind].reset for o in self.objects):
+            make.append("    reset_state(n)")
         for i, o in enumerate(self.objects):
             if o.place != "local":
                 make.append(f"    {self.name(i)} = {KINDS[o.kind].ctor.format(x='x + 0', n='n')}")
@@ -569,8 +832,9 @@ class Program:
     def source(self, header: str = "") -> str:
         """A self-contained script: imports, the classes used, make(), f(), and a check."""
         uses_td = any(KINDS[o.kind].td for o in self.objects)
-        parts = [f"# {header}" if header else "", "import weakref", "from collections.abc import MutableMapping", "",
-                 "import torch"]
+        parts = [f"# {header}" if header else "", "import collections", "import copy", "import dataclasses",
+                 "import enum", "import functools", "import random", "import weakref",
+                 "from collections.abc import MutableMapping", "", "import torch"]
         if uses_td:
             parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
         parts.append("")
@@ -615,7 +879,9 @@ def _source_of(name: str) -> str:
     """The source of a class or helper of this module, read at import (the file may change while a run goes on)."""
     if not _SOURCES:
         for dep in _helper_names():
-            _SOURCES[dep] = inspect.getsource(globals()[dep]).rstrip()
+            value = globals()[dep]
+            _SOURCES[dep] = inspect.getsource(value).rstrip() if isinstance(value, (type, types.FunctionType)) \
+                else f"{dep} = {value!r}"
     return _SOURCES[name]
 
 
@@ -690,6 +956,8 @@ def _render(program: Program, ops: List[Op], state: Dict[int, _State], indent: i
 
 def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, counter: List[int]) -> List[str]:
     """Render one op; updates ``state``; wraps it in try/except when eager may raise."""
+    if op.kind in FAMILY_OP_KINDS:
+        return _render_family_op(program, op, state, indent)
     pad = "    " * indent
     o = program.name(op.obj)
     kind = KINDS[program.objects[op.obj].kind]
@@ -815,6 +1083,376 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
     return _try(code, errors, indent) if errors else code
 
 
+# ============================================================================
+# The patch families (issue 26).  A program of a family is drawn for a share of
+# the seeds (decided by a stream of its own, so the seeds left to the families
+# above generate exactly as before); its objects are of the family's kinds and its
+# ops are the family's.  Which patch each family reaches (tdcompat/patches/):
+#
+# ``hash``      hash() of ints/strs/bytes/bools/None/floats (NaN, -0.0), tuples and
+#               frozensets of them, functools.partial, random.Random, enum members
+#               (one with a state-reading __hash__), classes (one whose metaclass
+#               defines __hash__), modules (one whose class defines __hash__, one
+#               unhashable), objects made in the frame; returned, as dict keys, set
+#               members and in arithmetic: hash-constant-fold, module-overridden-hash,
+#               unhashable-module.
+# ``class``     class attribute reads/writes/deletes/hasattr through the class, a
+#               subclass (inherited vs own entries that change between calls), a
+#               class whose metaclass defines __setattr__, and type(o) of an object
+#               made in the frame: class-setattr, class-hasattr, getattr-missing-guard,
+#               delattr-missing.
+# ``deepcopy``  copy.deepcopy of constants, nested tuples/lists/dicts, tensors and
+#               enum members, then mutation of the copy: deepcopy-constant.
+# ``dataclass`` asdict/astuple/fields/replace/is_dataclass (with dict_factory and
+#               tuple_factory) on plain, frozen, inherited, InitVar/__post_init__ and
+#               nested dataclasses, passed in or made in the frame: dataclasses-inline.
+# ``enum``      list/reversed/len/in/for/tuple/enumerate/iter()/__members__ over Enum,
+#               IntEnum and Flag classes with aliases, one with a custom metaclass, and
+#               an Enum class that differs between calls: enum-class-iter.
+# ``module``    del m.sub / m.sub = Lin(...) (a module made in the frame), parameters
+#               and buffers deleted, assigned and registered again, reads/hasattr after
+#               deletion, type() of parameters (made in the frame too), named_*(), a
+#               module whose class defines __hash__: module-delattr,
+#               module-deleted-attr, skipped-module-init, synthetic-type,
+#               module-overridden-hash, readd-order.
+# ``dunder``    o.__dict__ and its views consumed by list/set/sorted/tuple/dict/len/
+#               in/==/|/type/isinstance, pop + re-insertion, update and del + set
+#               again followed by an order-observing read, and the dict escaping the
+#               frame: dunder-dict-type/-views/-order/-escape/-guards/-replay,
+#               readd-order, instance-dict-writes, instance-dict-vars.
+#
+# After every call, eager and compiled are also compared on ``class_state()`` (the
+# class attributes the programs write) and on the key ORDER of every object's
+# ``__dict__`` (``tdcompat.cases.snapshot`` sorts attributes; see ``_orders``).
+# ============================================================================
+FAMILY_SHARE = 0.6  # of the seeds; the rest are the families above, generated as before
+FAMILIES: Tuple[Tuple[str, int], ...] = (("hash", 3), ("class", 3), ("deepcopy", 2), ("dataclass", 2),
+                                         ("enum", 2), ("module", 3), ("dunder", 4))
+_HB_DEPS = ("Plain", "ModMapU", "Color", "Num", "HEnum", "HMeta", "HCls", "Lin", "Net", "HNet", "HBox", "HASH_SALT", "CLASS_KEYS",
+            "KBase", "KSub", "KMeta", "KM", "reset_state")
+_CLS_DEPS = ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM", "reset_state")
+FAMILY_KINDS: Dict[str, Kind] = {
+    k.name: k
+    for k in [
+        Kind("HBox", "HBox({x}, {n})", _HB_DEPS, family="hash", reset=True),
+        Kind("KBase", "KBase", _CLS_DEPS, family="class", reset=True, always=("v", "w")),
+        Kind("KSub", "KSub", _CLS_DEPS, family="class", reset=True, always=("v", "w")),
+        Kind("KM", "KM", _CLS_DEPS, family="class", reset=True, always=("v", "nset")),
+        Kind("KObj", "KObj({x}, {n})", _CLS_DEPS + ("KObj",), family="class", reset=True, always=("v", "w")),
+        Kind("DBox", "DBox({x}, {n})", ("Color", "DBox"), family="deepcopy"),
+        Kind("DPlain", "make_dplain({x}, {n})", ("DPlain", "make_dplain", "pairs"), family="dataclass"),
+        Kind("DFrozen", "make_dfrozen({x}, {n})", ("DFrozen", "make_dfrozen", "pairs"), family="dataclass"),
+        Kind("DChild", "make_dchild({x}, {n})", ("DBase", "DChild", "make_dchild", "pairs"), family="dataclass"),
+        Kind("DInit", "make_dinit({x}, {n})", ("DInit", "make_dinit", "pairs"), family="dataclass"),
+        Kind("DNest", "make_dnest({x}, {n})", ("DPlain", "DFrozen", "DNest", "make_dnest", "pairs"),
+             family="dataclass"),
+        Kind("Color", "Color", ("Color", "Num", "Perm", "MEnum"), family="enum"),
+        Kind("Num", "Num", ("Color", "Num", "Perm", "MEnum"), family="enum"),
+        Kind("Perm", "Perm", ("Color", "Num", "Perm", "MEnum"), family="enum"),
+        Kind("MEnum", "MEnum", ("Color", "Num", "Perm", "RevMeta", "MEnum"), family="enum"),
+        Kind("EVar", "pick_enum({n})", ("Color", "Num", "Perm", "MEnum", "pick_enum"), family="enum"),
+        Kind("Net", "Net({x}, {n})", ("Lin", "Net"), family="module", always=("sub", "w", "buf", "a")),
+        Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
+                                        "reset_state", "Lin", "Net", "HNet"),
+             family="module", always=("sub", "w", "buf", "a"), reset=True),
+    ]
+}
+FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj"), "deepcopy": ("DBox",),
+                       "dataclass": ("DPlain", "DFrozen", "DChild", "DInit", "DNest"),
+                       "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
+                       "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store")}
+FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
+                 "module": ("arg", "global", "local")}
+
+HASH, DCOPY = "hash", "deepcopy"
+C_GET, C_GETATTR_D, C_HASATTR, C_SET, C_SETATTR, C_SAME, C_DEL, C_OWN, C_IGET = (
+    "cls_get", "cls_getattr_default", "cls_hasattr", "cls_set", "cls_setattr", "cls_set_same", "cls_del",
+    "cls_own", "cls_inst_get")
+DC_ASDICT, DC_ASTUPLE, DC_FIELDS, DC_REPLACE, DC_IS, DC_USE, DC_SET = (
+    "dc_asdict", "dc_astuple", "dc_fields", "dc_replace", "dc_is_dataclass", "dc_use", "dc_set")
+EN_ITER = "enum_iter"
+MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, MD_GET, MD_HAS, MD_GETD, MD_CALL, MD_TYPE, MD_NAMES, MD_HASH = (
+    "mod_del", "mod_set_sub", "mod_set_param", "mod_register_param", "mod_register_buffer", "mod_get",
+    "mod_hasattr", "mod_getattr_default", "mod_call_sub", "mod_type", "mod_names", "mod_hash")
+DD_FORM, DD_REINSERT, DD_UPDATE, DD_READD, DD_ESCAPE = (
+    "dd_builtin", "dd_pop_reinsert", "dd_update_order", "dd_del_set_order", "dd_escape")
+
+FAMILY_OPS: Dict[str, Tuple[Tuple[str, int], ...]] = {
+    "hash": ((HASH, 1),),
+    "class": ((C_GET, 3), (C_GETATTR_D, 2), (C_HASATTR, 3), (C_SET, 3), (C_SETATTR, 1), (C_SAME, 3), (C_DEL, 2),
+              (C_OWN, 1), (C_IGET, 1)),
+    "deepcopy": ((DCOPY, 1),),
+    "dataclass": ((DC_ASDICT, 3), (DC_ASTUPLE, 2), (DC_FIELDS, 2), (DC_REPLACE, 2), (DC_IS, 2), (DC_USE, 2),
+                  (DC_SET, 1)),
+    "enum": ((EN_ITER, 1),),
+    "module": ((MD_DEL, 4), (MD_SUB, 3), (MD_SETP, 2), (MD_REGP, 2), (MD_REGB, 2), (MD_GET, 3), (MD_HAS, 2),
+               (MD_GETD, 2), (MD_CALL, 2), (MD_TYPE, 2), (MD_NAMES, 2), (MD_HASH, 2)),
+    "dunder": ((DD_FORM, 6), (DD_REINSERT, 2), (DD_UPDATE, 2), (DD_READD, 3), (DD_ESCAPE, 2), (ATTR_SET, 2),
+               (ATTR_DEL, 1), (D_SET, 1), (D_POP, 1), (D_UPDATE, 1)),
+}
+#: What reads a written key back, per family.
+FAMILY_READS = {"class": (C_GET, C_GETATTR_D, C_HASATTR, C_OWN), "module": (MD_GET, MD_HAS, MD_GETD, MD_NAMES),
+                "dataclass": (DC_ASDICT, DC_ASTUPLE, DC_USE), "dunder": (DD_FORM, DD_FORM, D_GET, ATTR_GET, HASATTR)}
+FAMILY_WRITES = (C_SET, C_SETATTR, C_SAME, C_DEL, DC_SET, MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, DD_REINSERT,
+                 DD_UPDATE, DD_READD, ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE)
+
+#: hash() operands: name -> (expression, {o} the HBox; deterministic across runs?, hashable?).
+#: A value hashed by identity (or NaN, by identity since 3.10) is compared only with itself.
+HASH_VALUES: Dict[str, Tuple[str, bool, bool]] = {
+    "int": ("3", True, True), "neg1": ("-1", True, True), "big": ("2 ** 61 + 5", True, True),
+    "int_in": ("{o}.a", True, True), "str": ("'s'", True, True), "str_in": ("{o}.s", True, True),
+    "bytes": ("b'by'", True, True), "bool": ("True", True, True), "none": ("None", True, True),
+    "float": ("1.5", True, True), "float_in": ("{o}.f", True, True), "nan": ("float('nan')", False, True),
+    "negzero": ("-0.0", True, True), "tuple": ("(1, 's', None)", True, True),
+    "tuple_in": ("({o}.a, {o}.s)", True, True), "tuple_nest": ("(1, (2.5, b'x'), frozenset({3}))", True, True),
+    "tuple_nan": ("(1, float('nan'))", False, True), "fset": ("frozenset({1, 's'})", True, True),
+    "fset_in": ("frozenset({{o}.a, -0.0})", True, True), "partial": ("functools.partial(use, 1)", False, True),
+    "random": ("{o}.r", False, True), "random_new": ("random.Random(1)", False, True),
+    "enum": ("Color.RED", True, True), "enum_in": ("{o}.e", True, True), "henum": ("HEnum.A", True, True),
+    "int_enum": ("Num.TWO", True, True), "cls": ("KBase", False, True), "hcls": ("HCls", True, True),
+    "module": ("{o}.m", False, True), "hmodule": ("{o}.hm", True, True), "umodule": ("{o}.u", False, False),
+    "obj_new": ("Plain(x, 3)", False, True), "obj": ("{o}", False, True), "tensor": ("x", False, True),
+    "tuple_enum": ("(Color.RED, {o}.a)", True, True), "tuple_obj": ("({o}.m, 1)", False, True),
+}
+HASH_USES = ("ret", "key", "set", "arith", "eq")
+#: deepcopy operands: name -> (expression, kind of value).
+DCOPY_VALUES: Dict[str, Tuple[str, str]] = {
+    "int": ("3", "atom"), "str": ("'s'", "atom"), "none": ("None", "atom"), "float": ("2.5", "atom"),
+    "bytes": ("b'b'", "atom"), "bool": ("True", "atom"), "tuple": ("(1, 's')", "tuple"),
+    "tuple_nest": ("(1, (2.5, None))", "tuple"), "fset": ("frozenset({1, 2})", "atom"),
+    "list": ("[1, [2]]", "list"), "dict": ("{'a': [1]}", "dict"), "int_in": ("{o}.a", "atom"),
+    "tuple_in": ("{o}.t", "tuple"), "list_in": ("{o}.l", "list"), "dict_in": ("{o}.d", "dict"),
+    "fset_in": ("{o}.f", "atom"), "tensor": ("{o}.x", "tensor"), "tuple_tensor": ("({o}.a, {o}.x)", "tensor"),
+    "enum": ("Color.RED", "atom"), "tuple_enum": ("(Color.RED, {o}.t)", "tuple"),
+}
+DCOPY_USES = ("ret", "is", "mut", "use", "eq")
+CLASS_VALUES = ("3", "'w'", "None", "x + 1", "'own'", "True", "0")
+DC_FORMS = {
+    DC_ASDICT: ("dataclasses.asdict({o})", "dataclasses.asdict({o}, dict_factory=collections.OrderedDict)",
+                "dataclasses.asdict({o}, dict_factory=pairs)"),
+    DC_ASTUPLE: ("dataclasses.astuple({o})", "dataclasses.astuple({o}, tuple_factory=list)"),
+    DC_FIELDS: ("[(_f.name, _f.init) for _f in dataclasses.fields({o})]",
+                "[_f.name for _f in dataclasses.fields(type({o}))]"),
+    DC_IS: ("dataclasses.is_dataclass({o})", "dataclasses.is_dataclass(type({o}))", "dataclasses.is_dataclass(x)",
+            "dataclasses.is_dataclass({o}.a)"),
+    DC_USE: ("use(x, dataclasses.asdict({o})['a'])", "use(x, dataclasses.astuple({o})[0])",
+             "use(x, len(dataclasses.fields({o})))"),
+}
+ENUM_FORMS = ("list({o})", "list(reversed({o}))", "len({o})", "Color.RED in {o}", "Num.ONE in {o}", "Perm.R in {o}",
+              "MEnum.A in {o}", "tuple({o})", "list(enumerate({o}))", "[_m.name for _m in {o}]",
+              "{{_m.name: _m.value for _m in {o}}}", "list({o}.__members__)", "iter({o})", "for", "next")
+MD_KEYS = ("sub", "w", "buf", "a", "b", "z")
+MD_FORMS = {
+    MD_SUB: ("Lin(2)", "torch.nn.ReLU()", "Lin(5)"),
+    MD_TYPE: ("type({o}.w)", "type({o}.w) is torch.nn.Parameter", "type(torch.nn.Parameter(x * 2))",
+              "isinstance({o}.w, torch.nn.Parameter)", "type({o}.buf)", "type({o}.sub)"),
+    MD_NAMES: ("[_n for _n, _ in {o}.named_parameters()]", "[_n for _n, _ in {o}.named_buffers()]",
+               "list({o}._modules)", "[_n for _n, _ in {o}.named_children()]",
+               "[_n for _n, _ in {o}.named_modules()]", "[_k for _k in {o}.__dict__ if not _k.startswith('_')]"),
+    MD_HASH: ("{{{o}: 1}}[{o}]", "{o} in {{{o}}}", "len({{{o}, {o}.sub}})", "hash({o}) == hash({o})"),
+}
+DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "tuple({o}.__dict__)",
+            "{{_k: _v for _k, _v in dict({o}.__dict__).items() if not _k.startswith('_')}}", "len({o}.__dict__)",
+            "{k!r} in {o}.__dict__.keys()", "{o}.__dict__ == {{'a': 3}}", "dict({o}.__dict__) == {o}.__dict__",
+            "{o}.__dict__.keys() | {{'q'}}", "type({o}.__dict__)", "isinstance({o}.__dict__, dict)",
+            "list({o}.__dict__.keys())", "[_v for _v in {o}.__dict__.values() if not isinstance(_v, (dict, set))]",
+            "[_i for _i in {o}.__dict__.items() if not isinstance(_i[1], (dict, set))]",
+            "{o}.__dict__.keys() == {{'a', 't'}}", "('a', 3) in {o}.__dict__.items()",
+            "sorted({o}.__dict__.keys() - {{'a'}})", "list(reversed({o}.__dict__))", "len({o}.__dict__.values())")
+DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
+
+
+def _generate_family(seed: int, config: Optional[Tuple[bool, str]]) -> Program:
+    rng = random.Random(f"tdcompat-family-{seed}")
+    rng.random()  # the draw generate() used to pick a family program
+    family = _choose(rng, FAMILIES)
+    kinds = FAMILY_OBJECT_KINDS[family]
+    places = FAMILY_PLACES.get(family, PLACES)
+    objects = [Obj(rng.choice(kinds), rng.choice(places)) for _ in range(rng.choice((1, 1, 2)))]
+    n1 = rng.choice((1, 2))
+    fullgraph, backend = config or CONFIGS[seed % len(CONFIGS)]
+    program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend, family)
+    ops: List[Op] = []
+    for _ in range(rng.randint(1, 5)):
+        i = rng.randrange(len(objects))
+        t = _choose(rng, FAMILY_OPS[family])
+        op = _family_op(rng, family, KINDS[objects[i].kind], t, i)
+        ops.append(op)
+        if t in FAMILY_WRITES and family in FAMILY_READS and rng.random() < 0.7:
+            ops.append(_family_op(rng, family, KINDS[objects[i].kind], rng.choice(FAMILY_READS[family]), i, op.key))
+    program.ops = ops
+    return program
+
+
+def _family_op(rng: random.Random, family: str, kind: Kind, t: str, i: int, key: str = "") -> Op:
+    use_it = rng.random() < 0.35
+    if t == HASH:
+        return Op(t, i, rng.choice(HASH_USES), rng.choice(list(HASH_VALUES)))
+    if t == DCOPY:
+        return Op(t, i, rng.choice(DCOPY_USES), rng.choice(list(DCOPY_VALUES)))
+    if family == "class":
+        return Op(t, i, key or rng.choice(("v", "v", "w", "u", "z", "nset")), rng.choice(CLASS_VALUES), use=use_it)
+    if family == "dataclass":
+        form = rng.randrange(len(DC_FORMS.get(t, ("",))))
+        return Op(t, i, key or rng.choice(("a", "a", "b", "s", "t")), f"{form}:{rng.choice(('3', '-2', 'x + 1'))}")
+    if family == "enum":
+        return Op(t, i, rng.choice(ENUM_FORMS), use=use_it)
+    if family == "module":
+        forms = MD_FORMS.get(t)
+        return Op(t, i, key or rng.choice(MD_KEYS), str(rng.randrange(len(forms))) if forms else "", use=use_it)
+    # dunder: the existing attribute ops, or a form over o.__dict__
+    value = rng.choice(VALUES)
+    if t == DD_FORM:
+        return Op(t, i, key or rng.choice(kind.keys), f"{rng.randrange(len(DD_FORMS))}:{value}")
+    if t == DD_ESCAPE:
+        return Op(t, i, key, f"{rng.randrange(len(DD_ESCAPES))}:{value}")
+    return Op(t, i, key or rng.choice(kind.keys), value, use=use_it)
+
+
+def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], indent: int) -> List[str]:
+    """Render one family op (see FAMILIES); eager failures it may meet are caught and recorded."""
+    pad = "    " * indent
+    o = program.name(op.obj)
+    kind = KINDS[program.objects[op.obj].kind]
+    st = state[op.obj]
+    t, k = op.kind, op.key
+    errors: List[str] = []
+    if t == HASH:
+        expr, det, hashable = HASH_VALUES[op.value]
+        expr = expr.replace("{o}", o)
+        code = [f"_h = {expr}"]
+        if k == "ret":
+            code.append("out.append(hash(_h))" if det else "out.append(hash(_h) == hash(_h))")
+        elif k == "arith":
+            code.append("out.append(x + hash(_h) % 7)" if det else "out.append(x * (hash(_h) == hash(_h)))")
+        elif k == "key":
+            code += ["_d = {_h: 'h', 1: 'one', 's': 'str'}", "out.append(_d[_h])", "out.append(len(_d))",
+                     "out.append(list(_d.values()))"]
+        elif k == "set":
+            code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
+        else:
+            code.append(f"out.append(hash(_h) == hash({expr}))" if det else "out.append(hash(_h) == hash(_h))")
+        errors = [] if hashable else ["TypeError"]
+    elif t == DCOPY:
+        expr, what = DCOPY_VALUES[op.value]
+        code = [f"_v = {expr.replace('{o}', o)}"]
+        if k == "ret":
+            code.append("out.append(copy.deepcopy(_v))")
+        elif k == "is":
+            code.append("out.append(copy.deepcopy(_v) is _v)")
+        elif k == "mut" and what in ("list", "dict"):
+            code += ["_c = copy.deepcopy(_v)", "_c.append(9)" if what == "list" else "_c['new'] = 9",
+                     "_c[0 if isinstance(_c, list) else 'new'] = 'changed'", "out.append(_v)", "out.append(_c)"]
+        elif k == "use":
+            code.append("out.append(use(x, copy.deepcopy(_v)))")
+        elif what != "tensor":
+            code.append("out.append(copy.deepcopy(_v) == _v)")
+        else:
+            code.append("out.append(copy.deepcopy(_v))")
+    elif kind.family == "class":
+        c = f"type({o})" if kind.name == "KObj" else o
+        v = f"{c}.{k}" if op.value == "SAME" else op.value
+        known = k in st.inst
+        if t == C_GET:
+            code, errors = _append(op, f"{c}.{k}"), [] if known else ["AttributeError"]
+        elif t == C_GETATTR_D:
+            code = _append(op, f"getattr({c}, {k!r}, 'D')")
+        elif t == C_HASATTR:
+            code = [f"out.append(hasattr({c}, {k!r}))"]
+        elif t == C_OWN:
+            code = [f"out.append({k!r} in {c}.__dict__)"]
+        elif t == C_IGET:
+            inst = o if kind.name == "KObj" else f"{c}()"
+            code = _append(op, f"getattr({inst}, {k!r}, 'D')")
+        elif t in (C_SET, C_SETATTR, C_SAME):
+            if t == C_SAME:
+                v, errors = f"{c}.{k}", [] if known else ["AttributeError"]
+            code = [f"{c}.{k} = {v}" if t != C_SETATTR else f"setattr({c}, {k!r}, {v})"]
+            if not errors:
+                st.inst.add(k)
+        elif t == C_DEL:
+            code, errors = [f"del {c}.{k}"], ["AttributeError"]
+            for other in state.values():  # a class may inherit what was deleted
+                other.inst.discard(k)
+        else:  # pragma: no cover
+            raise ValueError(t)
+    elif kind.family == "dataclass":
+        form, _, value = op.value.partition(":")
+        if t == DC_SET:
+            code, errors = [f"{o}.{k} = {value}"], ["AttributeError"]  # frozen: FrozenInstanceError
+        elif t == DC_REPLACE:
+            code, errors = [f"out.append(dataclasses.replace({o}, {k}={value}))"], ["TypeError", "ValueError"]
+        else:
+            forms = DC_FORMS[t]
+            code = [f"out.append({forms[int(form) % len(forms)].format(o=o)})"]
+            errors = ["KeyError", "TypeError"] if t == DC_USE else []
+    elif kind.family == "enum":
+        if k == "for":
+            code = [f"for _m in {o}:", "    out.append(use(x, _m.value))" if op.use else "    out.append(_m)"]
+        elif k == "next":
+            code = [f"_it = iter({o})", "out.append(next(_it))", "out.append(_it)"]
+        else:
+            code = [f"out.append({k.format(o=o)})"]
+    elif kind.family == "module":
+        known = k in st.inst
+        forms = MD_FORMS.get(t, ())
+        form = forms[int(op.value) % len(forms)].format(o=o) if forms else ""
+        if t == MD_DEL:
+            code, errors = [f"del {o}.{k}"], [] if known else ["AttributeError"]
+            st.inst.discard(k)
+        elif t == MD_SUB:
+            code = [f"{o}.sub = {form}"]
+            st.inst.add("sub")
+        elif t == MD_SETP:
+            code = [f"{o}.w = torch.nn.Parameter(x + 1)"]
+            st.inst.add("w")
+        elif t == MD_REGP:
+            code, errors = [f"{o}.register_parameter('w', torch.nn.Parameter(x * 2))"], ["KeyError"]
+            st.inst.add("w")
+        elif t == MD_REGB:
+            code, errors = [f"{o}.register_buffer('buf', x - 1)"], ["KeyError"]
+            st.inst.add("buf")
+        elif t == MD_GET:
+            code, errors = _append(op, f"{o}.{k}"), [] if known else ["AttributeError"]
+        elif t == MD_HAS:
+            code = [f"out.append(hasattr({o}, {k!r}))"]
+        elif t == MD_GETD:
+            code = _append(op, f"getattr({o}, {k!r}, 'D')")
+        elif t == MD_CALL:
+            code, errors = [f"out.append({o}.sub(x))"], [] if "sub" in st.inst else ["AttributeError"]
+        elif t in (MD_TYPE, MD_NAMES, MD_HASH):
+            code = [f"out.append({form})"]
+            errors = [] if {"w", "buf", "sub", "a"} <= st.inst else ["AttributeError"]
+        else:  # pragma: no cover
+            raise ValueError(t)
+    else:  # dunder
+        form, _, v = op.value.partition(":") if t in (DD_FORM, DD_ESCAPE) else ("0", "", op.value)
+        known = k in st.inst
+        if t == DD_FORM:
+            code = [f"out.append({DD_FORMS[int(form) % len(DD_FORMS)].format(o=o, k=k)})"]
+        elif t == DD_ESCAPE:
+            code = [f"out.append({DD_ESCAPES[int(form) % len(DD_ESCAPES)].format(o=o)})"]
+        elif t == DD_REINSERT:
+            code, errors = [f"_v = {o}.__dict__.pop({k!r})", f"{o}.__dict__[{k!r}] = _v",
+                            f"out.append(list({o}.__dict__))"], [] if known else ["KeyError"]
+        elif t == DD_UPDATE:
+            code = [f"{o}.__dict__.update({{{k!r}: {v}, 'q': 1}})", f"out.append(list({o}.__dict__))"]
+            st.inst.update((k, "q"))
+        elif t == DD_READD:
+            settable = k not in kind.props and not (k in kind.module_keys and (k == "w" or v not in TENSOR_VALUES))
+            code = [f"del {o}.{k}", f"{o}.{k} = {v}", f"out.append(list({o}.__dict__))"]
+            errors = [] if known and settable else ["AttributeError", "TypeError"]
+        else:  # pragma: no cover
+            raise ValueError(t)
+    code = [pad + line for line in code]
+    return _try(code, errors, indent) if errors else code
+
+
+FAMILY_OP_KINDS = frozenset(t for ops in FAMILY_OPS.values() for t, _ in ops) - {
+    ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE}
+KINDS.update(FAMILY_KINDS)
+
+
 # -- generation ----------------------------------------------------------------
 def _ops_for(kind: Kind, theme: str = "free") -> List[Tuple[str, int]]:
     """(op kind, weight) available on an object of ``kind`` in a program of ``theme``."""
@@ -883,8 +1521,13 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
     return ops
 
 
-def generate(seed: int, config: Optional[Tuple[bool, str]] = None, tensordict: bool = HAVE_TENSORDICT) -> Program:
-    """The program of ``seed``; its config cycles through :data:`CONFIGS` with the seed."""
+def generate(seed: int, config: Optional[Tuple[bool, str]] = None, tensordict: bool = HAVE_TENSORDICT,
+             families: bool = True) -> Program:
+    """The program of ``seed``; its config cycles through :data:`CONFIGS` with the seed.
+    A share (FAMILY_SHARE, drawn from a stream of its own) of the seeds are programs of the
+    patch families (``_generate_family``); the others are exactly what they were before them."""
+    if families and random.Random(f"tdcompat-family-{seed}").random() < FAMILY_SHARE:
+        return _generate_family(seed, config)
     rng = random.Random(seed)
     theme = _choose(rng, THEMES)
     kinds = THEME_KINDS.get(theme) or list(ALWAYS_KINDS) + (list(TD_KINDS) if tensordict else [])
@@ -930,6 +1573,8 @@ def _exec(program: Program) -> dict:
     module = types.ModuleType(PROGRAM_MODULE)
     module.__file__ = filename
     ns = module.__dict__
+    ns.update({"collections": collections, "copy": copy, "dataclasses": dataclasses, "enum": enum,
+               "functools": functools, "random": random})
     ns.update({"torch": torch, "weakref": weakref, "MutableMapping": MutableMapping, "TensorDict": TensorDict,
                "TensorDictParams": TensorDictParams})
     ns.update({name: globals()[name] for name in _helper_names()})
@@ -986,10 +1631,53 @@ def _run_calls(program: Program, compiled: Optional[Tuple[bool, str]]):
         except Exception as exc:  # noqa: BLE001 - any exception is an outcome
             return snaps, exc
         try:
-            snaps.append((snapshot(out), snapshot(args), snapshot(glob), _brief(out)))
+            if isinstance(out, list):  # an iterator returned (iter(EnumClass)): what it still yields
+                out = [list(v) if isinstance(v, collections.abc.Iterator) else v for v in out]
+            snaps.append((snapshot(out), snapshot(args), snapshot(glob), _brief(out), _orders(out, args, glob),
+                          snapshot(class_state())))
         except Exception as exc:  # noqa: BLE001 - e.g. an object left half-built
-            snaps.append((("snapshot failed", _first_line(exc)),) * 3 + (f"<snapshot failed: {_first_line(exc)}>",))
+            failed = ("snapshot failed", _first_line(exc))
+            snaps.append((failed,) * 3 + (f"<snapshot failed: {_first_line(exc)}>", failed, failed))
     return snaps, None
+
+
+#: What is compared after each call: snapshot parts (index into a call's tuple of _run_calls).
+_PARTS = (("out", 0), ("args", 1), ("globals", 2), ("__dict__ order", 4), ("classes", 5))
+
+
+def _orders(*roots: Any) -> list:
+    """The key ORDER of the ``__dict__`` of every object of this module's classes reachable
+    from ``roots`` (``tdcompat.cases.snapshot`` sorts attributes): ``[(class, [keys])]``.
+    A module's own bookkeeping (``_parameters``, hooks; ``_``-names) is left out: its
+    parameters, buffers and submodules are in order in the snapshot already."""
+    found: list = []
+    seen: set = set()
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 4 or id(value) in seen:
+            return
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item, depth + 1)
+            return
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item, depth + 1)
+            return
+        if isinstance(value, type) or type(value).__module__ != __name__:
+            return
+        seen.add(id(value))
+        attrs = getattr(value, "__dict__", None)
+        if not isinstance(attrs, dict):
+            return
+        module = isinstance(value, torch.nn.Module)
+        found.append((type(value).__qualname__, [k for k in attrs if not (module and str(k).startswith("_"))]))
+        for item in list(attrs.values()):
+            walk(item, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    return found
 
 
 def _brief(value: Any) -> str:
@@ -1013,7 +1701,8 @@ def _compare(program: Program, expected, compiled: Tuple[bool, str]) -> Side:
 
     snaps, exc = _run_calls(program, compiled)
     for n, exp, got in zip(program.calls, expected, snaps):
-        for part, a, b in zip(("out", "args", "globals"), exp, got):
+        for part, index in _PARTS:
+            a, b = exp[index], got[index]
             found = readable_diff(a, b, part)
             if found:
                 extra = f"; eager out {exp[3]}, compiled out {got[3]}" if part == "out" else ""
@@ -1245,6 +1934,113 @@ def shrink(result: Result, budget_seconds: float = 120.0) -> Result:
     return best
 
 
+# -- handler coverage (issue 26) ---------------------------------------------------
+#: label -> [calls, calls answered without passing the call on to Dynamo]
+HANDLER_CALLS: Dict[str, List[int]] = {}
+#: patch name -> labels of the handlers it has installed on this torch (filled by instrument_handlers)
+HANDLERS_OF: Dict[str, List[str]] = {}
+
+
+def _handler_label(fn: Any) -> str:
+    return f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}"
+
+
+def instrument_handlers() -> Dict[str, List[str]]:
+    """Count the calls of every handler of every patch, from outside: each ``Target``'s
+    handler (a ``fail_safe`` function, the handler behind a ``gate``, or the ``fail_safe``
+    functions a hand-written gate calls by name) is replaced by a counting function that
+    calls it with the very same arguments, then the patches are applied again. tdcompat's
+    installer is untouched; the counts go to :data:`HANDLER_CALLS`. Returns
+    :data:`HANDLERS_OF` (what each applied patch installed on this torch)."""
+    import tdcompat
+    import torch._dynamo  # noqa: F401
+    from tdcompat import installer, wrappers
+    from tdcompat.patches import ALL_PATCHES
+
+    fs_code = wrappers.fail_safe("probe")(lambda wrapped, instance, args, kwargs: None).__code__
+
+    def is_fail_safe(fn: Any) -> bool:
+        return isinstance(fn, types.FunctionType) and fn.__code__ is fs_code
+
+    tdcompat.unpatch()
+    counting_of: Dict[int, Any] = {}
+    labels_of: Dict[int, List[str]] = {}  # id(installed wrapper) -> handler labels
+
+    def counting(fn: Any) -> Any:
+        if getattr(fn, "__tdcompat_fuzz_counting__", False):
+            return fn
+        if id(fn) in counting_of:
+            return counting_of[id(fn)]
+        record = HANDLER_CALLS.setdefault(_handler_label(fn), [0, 0])
+
+        @functools.wraps(fn)
+        def count(wrapped, instance, args, kwargs):
+            record[0] += 1
+            passed = []
+
+            def pass_on(*a, **k):
+                passed.append(True)
+                return wrapped(*a, **k)
+
+            result = fn(pass_on, instance, args, kwargs)
+            if not passed:
+                record[1] += 1
+            return result
+
+        count.__tdcompat_fuzz_counting__ = True
+        counting_of[id(fn)] = count
+        return count
+
+    for patch in ALL_PATCHES:
+        targets = []
+        for target in patch.targets:
+            wrapper = target.wrapper
+            gated = getattr(wrapper, "__tdcompat_gated__", None)
+            if gated is not None:
+                if id(wrapper) not in counting_of:
+                    def factory(original, handle, _factory=wrapper):
+                        return _factory(original, handle)
+
+                    functools.update_wrapper(factory, wrapper)
+                    factory.__tdcompat_gated__ = counting(gated)
+                    factory.__tdcompat_fuzz_counting__ = True
+                    counting_of[id(wrapper)] = factory
+                    labels_of[id(factory)] = [_handler_label(gated)]
+                new = counting_of[id(wrapper)]
+            elif getattr(wrapper, "__tdcompat_fuzz_counting__", False):
+                new = wrapper  # instrumented already (a second call)
+            elif is_fail_safe(wrapper):
+                new = counting(wrapper)
+                labels_of[id(new)] = [_handler_label(wrapper)]
+            else:  # a hand-written gate: count the fail_safe handlers it calls by name
+                names = [name for name in wrapper.__code__.co_names
+                         if is_fail_safe(wrapper.__globals__.get(name)) or
+                         getattr(wrapper.__globals__.get(name), "__tdcompat_fuzz_counting__", False)]
+                for name in names:
+                    wrapper.__globals__[name] = counting(wrapper.__globals__[name])
+                new = wrapper if names else counting(wrapper)
+                labels_of.setdefault(id(new), []).extend(
+                    _handler_label(wrapper.__globals__[name].__wrapped__) for name in names)
+                if not names:
+                    labels_of[id(new)] = [_handler_label(wrapper)]
+            targets.append(dataclasses.replace(target, wrapper=new))
+        object.__setattr__(patch, "targets", tuple(targets))
+    tdcompat.patch()
+    HANDLERS_OF.clear()
+    for method in installer._METHODS.values():
+        for name, handler in method.handlers:
+            for label in labels_of.get(id(handler), []):
+                if label not in HANDLERS_OF.setdefault(name, []):
+                    HANDLERS_OF[name].append(label)
+    return HANDLERS_OF
+
+
+def handler_coverage() -> Dict[str, Dict[str, List[int]]]:
+    """patch -> handler label -> [calls, answered without deferring], for the applied patches."""
+    return {patch: {label: list(HANDLER_CALLS.get(label, [0, 0])) for label in labels}
+            for patch, labels in sorted(HANDLERS_OF.items())}
+
+
 # -- the fuzzing loop ------------------------------------------------------------------
 def quiet_torch() -> None:
     """Dynamo logs failed guards and warns on graph breaks; the fuzzer records outcomes itself."""
@@ -1278,9 +2074,12 @@ def _versions() -> dict:
 
 def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[float] = None,
              all_configs: bool = False, shrink_seconds: float = 120.0, log=None,
-             replay: Optional[Sequence[int]] = None) -> dict:
-    """Run programs ``program_seed(seed, 0..)`` until ``programs`` or ``seconds`` is reached
-    (or exactly the program seeds in ``replay``).
+             replay: Optional[Sequence[int]] = None, offset: int = 0, stride: int = 1,
+             coverage: bool = False) -> dict:
+    """Run programs ``program_seed(seed, offset + i * stride)`` for i = 0.. until ``programs``
+    or ``seconds`` is reached (or exactly the program seeds in ``replay``): a worker of a
+    parallel run takes the slice ``offset::stride`` of the seed's programs.
+    ``coverage``: count the calls of every patch's handlers (:func:`instrument_handlers`).
 
     Returns a JSON-able report: counts per category, runs, rate, versions, the
     patch states, every divergence (shrunk, with its source) and TdcompatWarnings.
@@ -1291,6 +2090,8 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
         programs = 100
     quiet_torch()
     tdcompat.patch()
+    if coverage:
+        instrument_handlers()
     status = {s.name: s.state.value for s in tdcompat.status()}
     counts = {c: 0 for c in CATEGORIES}
     divergences: List[dict] = []
@@ -1306,7 +2107,7 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
             break
         if seconds is not None and time.monotonic() - start >= seconds:
             break
-        pseed = replay[index] if replay is not None else program_seed(seed, index)
+        pseed = replay[index] if replay is not None else program_seed(seed, offset + index * stride)
         index += 1
         configs = CONFIGS if all_configs else [CONFIGS[pseed % len(CONFIGS)]]
         for config in configs:
@@ -1331,6 +2132,8 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
     return {
         "versions": _versions(),
         "seed": seed,
+        "offset": offset,
+        "stride": stride,
         "programs": index,
         "runs": runs,
         "seconds": round(time.monotonic() - start, 2),
@@ -1343,6 +2146,7 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
         "patches": status,
         "divergences": divergences,
         "fallback_warnings": fallbacks,
+        **({"handlers": handler_coverage()} if coverage else {}),
     }
 
 
