@@ -22,8 +22,17 @@ break) graph-breaks instead of being rebuilt as a copy. Deferred to Dynamo (a gr
 a key deleted and stored again in the frame (its place is not in Dynamo's record; deletions
 are noted from ``SideEffects.store_attr``), a stored name that is a data descriptor of the
 class (a slot or property), a placeholder key the frame did not store first, a class with
-its own ``__getattribute__``, objects without an instance dict. ``list(obj.__dict__.values())``
-and consumers other than ``for``, ``len``, ``in`` still break (Dynamo would take a copy).
+its own ``__getattribute__``, objects without an instance dict. ``set(view)`` is built from the
+view's entries at once (``BuiltinVariable.call_set``; no user code runs in between, same guards as
+the iteration; 2.8-2.10 raised an observed TypeError there, issue 26); ``frozenset(view)`` and the
+comparisons and set operators of a view (``==``, ``!=``, ``|``, ``&``, ``-``, ``^``, ``isdisjoint``)
+graph-break (Dynamo compared the tracker: ``keys() == {...}.keys()`` was False on 2.8-2.10). The view
+keeps ``has_unpack_var_sequence`` False so that every loop iterates live. An input module's own
+keys are read as dict items (its attribute reads rebuilt hook ``OrderedDict``s as dicts in
+``dict(m.__dict__.items())``). Open: ``MyDict(m.__dict__)`` of an input module (same symptom, 2.8);
+``enumerate(view)`` on 2.5 consumes the live iterator at once (its polyfill is a generator), so a key
+added in that loop raises no RuntimeError. ``list(obj.__dict__.values())`` and other consumers still
+break.
 On 2.9-2.11 ``iter()`` is a polyfill that asks ``hasattr(obj.__dict__, "__iter__")`` first:
 answered as ``dict`` would (``GetAttrVariable.call_obj_hasattr``, inherited, wrapped there only).
 """
