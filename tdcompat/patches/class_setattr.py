@@ -77,13 +77,10 @@ def _call_setattr(wrapped, instance, args, kwargs):
     if name is None or name.startswith("__") or obj.source is None or not isinstance(cls, type):
         return DEFER
     meta = type(cls)
-    if meta.__setattr__ is not type.__setattr__:
-        return DEFER
-    import inspect
-
-    meta_attr = inspect.getattr_static(meta, name, None)
-    if meta_attr is not None and hasattr(type(meta_attr), "__set__"):
-        return DEFER  # the metaclass's descriptor would run
+    if type.__dict__["__setattr__"] is not _static(meta, "__setattr__"):
+        return DEFER  # a metaclass (or a base of it) with its own __setattr__
+    if meta is not type and _static(meta, name) is not _MISSING:
+        return DEFER  # the metaclass has an attribute of that name (a descriptor would run)
     if tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER  # Dynamo tracks this class's mutations itself
     if not val.is_python_constant():
@@ -92,14 +89,33 @@ def _call_setattr(wrapped, instance, args, kwargs):
     if not _unchanged(cls, name, new):
         return DEFER
     from torch._dynamo.guards import GuardBuilder, install_guard
-    from torch._dynamo.source import AttrSource
-    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.source import AttrSource, GetItemSource, TypeSource
 
     effects_begin()
-    source = AttrSource(obj.source, name)
-    install_guard(source.make_guard(GuardBuilder.TYPE_MATCH))
-    install_guard(source.make_guard(GuardBuilder.CONSTANT_MATCH))
+    # The class's own entry, not the inherited lookup `cls.name`: `cls.__dict__[name]` (the
+    # guard fails where the key is missing), its type and value.
+    own = GetItemSource(AttrSource(obj.source, "__dict__"), name)
+    install_guard(own.make_guard(GuardBuilder.TYPE_MATCH))
+    install_guard(own.make_guard(GuardBuilder.CONSTANT_MATCH))
+    # The metaclass: its identity (TYPE_MATCH on the class), and where it is not `type` (whose
+    # attributes cannot change) the slot `__setattr__` resolves to and the absence of `name`.
+    install_guard(obj.source.make_guard(GuardBuilder.TYPE_MATCH))
+    if meta is not type:
+        meta_source = TypeSource(obj.source)
+        install_guard(AttrSource(meta_source, "__setattr__").make_guard(GuardBuilder.ID_MATCH))
+        install_guard(AttrSource(meta_source, name).make_guard(GuardBuilder.HASATTR))
+    from torch._dynamo.variables import ConstantVariable
+
     return ConstantVariable.create(None)
+
+
+def _static(cls, name):
+    """``name`` looked up on ``cls`` and its bases without running anything, or ``_MISSING``."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        found = type.__dict__["__dict__"].__get__(klass).get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+    return _MISSING
 
 
 PATCH = Patch(

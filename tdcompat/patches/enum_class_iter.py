@@ -32,42 +32,131 @@ method.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "enum-class-iter"
 
 
 _kinds: tuple = ()  # the trackers of a class, once loaded
 
+#: The protocol a metaclass must leave to ``enum.EnumMeta`` for the members this patch builds to be
+#: what CPython's iteration, ``reversed``, ``len``, ``in`` and truth test would see.
+_PROTOCOL = ("__iter__", "__reversed__", "__len__", "__contains__", "__bool__", "__getitem__")
+_MISSING = object()
 
-def _enum_members(obj):
-    """The members of the Enum class ``obj`` tracks, or None for anything else."""
+
+def _static(cls, name):
+    """``name`` looked up on ``cls`` and its bases without running anything, or ``_MISSING``."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        found = type.__dict__["__dict__"].__get__(klass).get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+    return _MISSING
+
+
+def _load_kinds() -> tuple:
     global _kinds
-    import enum
-
     from torch._dynamo.variables import user_defined
 
     # 2.11 models Enum classes as UserDefinedEnumClassVariable (still without __iter__)
-    kinds = _kinds = (user_defined.UserDefinedClassVariable, getattr(user_defined, "UserDefinedEnumClassVariable", None))
-    if type(obj) not in kinds:
+    _kinds = (user_defined.UserDefinedClassVariable, getattr(user_defined, "UserDefinedEnumClassVariable", None))
+    return _kinds
+
+
+def _enum_members(obj):
+    """``(names, members)`` of the Enum class ``obj`` tracks, in iteration order, or None.
+
+    Exactly what ``EnumMeta.__iter__`` yields: ``cls._member_map_[name] for name in
+    cls._member_names_`` (CPython 3.9-3.13; aliases and, for a ``Flag`` on 3.11+, composite
+    members are not in ``_member_names_``), read from the class's own ``__dict__`` without
+    running anything. Only for a class with a source (its reads are guarded) whose metaclass
+    leaves the whole container protocol to ``EnumMeta``."""
+    import enum
+
+    kinds = _kinds or _load_kinds()
+    if type(obj) not in kinds or obj.source is None:
         return None
     cls = obj.value
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         return None
     meta = type(cls)
-    if getattr(meta, "__iter__", None) is not enum.EnumMeta.__iter__:
-        return None  # a metaclass that iterates its own way
-    return list(cls)
+    if any(_static(meta, name) is not _static(enum.EnumMeta, name) for name in _PROTOCOL):
+        return None  # a metaclass that iterates (or counts, or reverses) its own way
+    own = type.__dict__["__dict__"].__get__(cls)
+    names, members = own.get("_member_names_"), own.get("_member_map_")
+    if type(names) is not list or type(members) is not dict:
+        return None
+    if not all(type(name) is str and name in members for name in names):
+        return None
+    if _static(meta, "_member_names_") is not _MISSING or _static(meta, "_member_map_") is not _MISSING:
+        return None  # a metaclass attribute of that name would be what `cls._member_names_` reads
+    return list(names), [members[name] for name in names]
+
+
+def _guard_members(obj, names) -> None:
+    """Guard what the members were read from: the metaclass (its identity and the slots this
+    patch stands in for), ``cls._member_names_`` (its contents: members added or removed, as
+    ``aenum.extend_enum`` does, fail it) and each ``cls._member_map_[name]`` (its identity)."""
+    from torch._dynamo import source as sources
+    from torch._dynamo.guards import GuardBuilder, install_guard
+
+    effects_begin()
+    install_guard(obj.source.make_guard(GuardBuilder.TYPE_MATCH))
+    meta_source = sources.TypeSource(obj.source)
+    for slot in ("__iter__", "__reversed__"):
+        install_guard(sources.AttrSource(meta_source, slot).make_guard(GuardBuilder.ID_MATCH))
+    install_guard(sources.AttrSource(obj.source, "_member_names_").make_guard(GuardBuilder.EQUALS_MATCH))
+    item = getattr(sources, "DictGetItemSource", None) or sources.GetItemSource  # 2.5: GetItemSource on a dict
+    member_map = sources.AttrSource(obj.source, "_member_map_")
+    for name in names:
+        install_guard(item(member_map, name).make_guard(GuardBuilder.ID_MATCH))
+
+
+_ITERATOR: list = []
+
+
+def _iterator_type():
+    """A list iterator over the members that graph-breaks where it would be rebuilt outside
+    the frame (returned, stored, alive at a graph break): CPython's is a generator (its type,
+    ``close``/``send``, and its lazy reads of ``_member_names_`` differ from a tuple iterator)."""
+    if not _ITERATOR:
+        from torch._dynamo.variables import ListIteratorVariable
+
+        from ..dynamo_api import graph_break
+
+        class EnumMembersIterator(ListIteratorVariable):
+            def reconstruct(self, codegen):
+                graph_break("iterator over an Enum class outlives the frame", repr(self.items),
+                            "CPython's is a generator over the class; tdcompat only iterates it within the frame")
+
+        _ITERATOR.append(EnumMembersIterator)
+    return _ITERATOR[0]
+
+
+def _members_iterator(tx, obj, reverse: bool):
+    found = _enum_members(obj)
+    if found is None:
+        return DEFER
+    names, members = found
+    _guard_members(obj, names)
+    from ..dynamo_api import build_sourceless, new_object_kwargs
+
+    items = [build_sourceless(tx, m) for m in members]
+    return _iterator_type()(items[::-1] if reverse else items, **new_object_kwargs())
 
 
 @fail_safe(NAME)
 def _unpack_var_sequence(wrapped, instance, args, kwargs):
-    """``UserDefinedClassVariable.unpack_var_sequence(tx)`` (inherited from VariableTracker)."""
+    """``UserDefinedClassVariable.unpack_var_sequence(tx)`` (inherited from VariableTracker):
+    ``list(E)``, ``tuple(E)``, ``[*E]``, ``sorted(E)``, ``a, b = E`` (each a new list or tuple
+    in CPython too)."""
     if len(args) != 1 or kwargs:
         return DEFER
-    members = _enum_members(instance)
-    if members is None:
+    found = _enum_members(instance)
+    if found is None:
         return DEFER
+    names, members = found
+    _guard_members(instance, names)
     from ..dynamo_api import build_sourceless
 
     (tx,) = args
@@ -80,14 +169,17 @@ def _call_iter(wrapped, instance, args, kwargs):
     if len(args) != 2 or kwargs:
         return DEFER
     tx, obj = args
-    members = _enum_members(obj)
-    if members is None:
+    return _members_iterator(tx, obj, reverse=False)
+
+
+@fail_safe(NAME)
+def _call_reversed(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_reversed(tx, obj)``: ``reversed(EnumClass)`` (Dynamo's own answer
+    from ``unpack_var_sequence`` would be a tuple, CPython's is a generator)."""
+    if len(args) != 2 or kwargs:
         return DEFER
-    from torch._dynamo.variables import ListIteratorVariable
-
-    from ..dynamo_api import build_sourceless, new_object_kwargs
-
-    return ListIteratorVariable([build_sourceless(tx, m) for m in members], **new_object_kwargs())
+    tx, obj = args
+    return _members_iterator(tx, obj, reverse=True)
 
 
 @gate(_call_iter)
@@ -101,6 +193,18 @@ def _call_iter_gate(original, handle):
         return handle(self, tx, obj, *args, **kwargs)
 
     return call_iter
+
+
+@gate(_call_reversed)
+def _call_reversed_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_reversed``: as ``_call_iter_gate``."""
+
+    def call_reversed(self, tx, obj, *args, **kwargs):
+        if _kinds and not args and not kwargs and type(obj) not in _kinds:
+            return original(self, tx, obj)
+        return handle(self, tx, obj, *args, **kwargs)
+
+    return call_reversed
 
 
 PATCH = Patch(
@@ -117,6 +221,8 @@ PATCH = Patch(
         Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "unpack_var_sequence",
                _unpack_var_sequence, inherited=True, params=("tx",)),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_iter", _call_iter_gate,
+               params=("tx", "obj")),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _call_reversed_gate,
                params=("tx", "obj")),
     ),
     requires=(
