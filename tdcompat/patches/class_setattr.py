@@ -103,10 +103,25 @@ def _call_setattr(wrapped, instance, args, kwargs):
     if meta is not type:
         meta_source = TypeSource(obj.source)
         install_guard(AttrSource(meta_source, "__setattr__").make_guard(GuardBuilder.ID_MATCH))
-        install_guard(AttrSource(meta_source, name).make_guard(GuardBuilder.HASATTR))
+        _guard_hasattr(meta_source, name)
     from torch._dynamo.variables import ConstantVariable
 
     return ConstantVariable.create(None)
+
+
+def _guard_hasattr(base, name: str) -> None:
+    """Guard ``hasattr(<base>, name)`` to stay what it is: ``HASATTR`` on ``AttrSource(base, name)``
+    up to 2.11, on ``base`` with ``attr=name`` from 2.12."""
+    import functools
+    import inspect
+
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+
+    if "attr" in inspect.signature(GuardBuilder.HASATTR).parameters:
+        install_guard(base.make_guard(functools.partial(GuardBuilder.HASATTR, attr=name)))
+    else:
+        install_guard(AttrSource(base, name).make_guard(GuardBuilder.HASATTR))
 
 
 def _static(cls, name):

@@ -1,0 +1,409 @@
+"""Class attributes, Enum classes, ``copy.deepcopy`` and ``dataclasses`` (issue 26): where the
+compiled frame reads a class, it must be guarded on what it read, or leave the frame to eager.
+
+Each test compiles a function twice-called with different inputs, changes the class between the
+calls the way real programs do, and compares with eager: ``fullgraph=True`` must give eager's
+result or raise ``Unsupported`` (a clean graph break), ``fullgraph=False`` must give eager's
+result. Measured before this file's fixes (tdcompat at 90d56c8, ``fullgraph=True``):
+
+* ``class-setattr`` (2.5.1, 2.12.1): ``Sub.tag = "a"`` where ``Sub`` inherits ``tag = "a"``, after
+  a first call where ``Sub`` held its own ``tag``: the store was skipped, ``"tag" in vars(Sub)``
+  False after the call where eager says True (the guard was on the inherited ``Sub.tag``).
+* ``class-hasattr`` (2.5.1, 2.6.0): ``hasattr(type(o), "scale")`` for ``o`` made in the frame
+  stayed False after a base class gained ``scale`` (eager: True): nothing was guarded.
+* ``enum-class-iter`` (2.5.1, 2.8.0, 2.11.0): ``list(reversed(R))`` for a metaclass with its own
+  ``__reversed__`` gave the members reversed (eager: ``['custom']``; without tdcompat a graph
+  break); an Enum extended between calls (``_member_map_``/``_member_names_``, as
+  ``aenum.extend_enum`` does) still iterated the old members; ``iter(E)`` / ``reversed(E)``
+  returned from the frame came back as a tuple iterator / a tuple (eager: a generator).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+
+import pytest
+import torch
+
+from tdcompat.cases.snapshot import diff, snapshot
+
+
+def _applied(name: str) -> bool:
+    import tdcompat
+
+    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
+
+
+@contextlib.contextmanager
+def _without(name: str):
+    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
+    import tdcompat
+
+    tdcompat.unpatch([name])
+    try:
+        torch._dynamo.reset()
+        yield
+    finally:
+        tdcompat.patch([name])
+        torch._dynamo.reset()
+
+
+def _compare(fn, prepare, calls=2, fullgraph=True):
+    """Run ``fn(x)`` eager and compiled for each call (``prepare(call)`` sets the world up
+    before each run and returns what to snapshot after it, besides the result). Returns the
+    list of calls that raised ``Unsupported`` under ``fullgraph``; any difference fails."""
+    from torch._dynamo.exc import Unsupported
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
+    broke = []
+    for call in range(1, calls + 1):
+        x = torch.randn(3) * call
+        observe = prepare(call)
+        expected = snapshot((fn(x), observe()))
+        observe = prepare(call)
+        try:
+            got = snapshot((compiled(x), observe()))
+        except Unsupported:
+            assert fullgraph, "Unsupported escaped without fullgraph"
+            broke.append(call)
+            continue
+        assert not diff(expected, got, f"call{call}"), diff(expected, got, f"call{call}")
+    return broke
+
+
+# -- class-setattr (2.5-2.12): the store is skipped only where the class's own entry holds it --
+class TagBase:
+    tag = "a"
+
+
+class TagSub(TagBase):
+    tag = "a"
+
+
+_TAG_SUB = TagSub
+
+
+def set_inherited_tag(x):
+    TagSub.tag = "a"
+    return x + 1, TagSub.tag
+
+
+def _own_tag_then(second):
+    def prepare(call):
+        global TagSub
+        TagSub = _TAG_SUB
+        if call == 1:
+            TagSub.tag = "a"
+        elif second == "deleted":
+            if "tag" in vars(TagSub):
+                del TagSub.tag
+        else:  # a fresh subclass without its own entry bound to the same global
+            TagSub = type("TagSub", (TagBase,), {})
+        cls = TagSub
+        return lambda: ("tag" in vars(cls), vars(cls).get("tag"))
+
+    return prepare
+
+
+@pytest.mark.parametrize("second", ["deleted", "rebound"])
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_class_setattr_guards_the_own_entry(second, fullgraph):
+    """``class-setattr`` once skipped the store under a guard on the inherited ``TagSub.tag``:
+    a second call where ``TagSub`` has no own entry passed it and eager's new entry was never
+    made (``"tag" in vars(TagSub)`` False after the call). Now the guard is on
+    ``TagSub.__dict__['tag']``: the second call recompiles, and the write that creates the
+    entry stays a graph break (Dynamo cannot store to a class before 2.13; 2.13 on stores
+    natively)."""
+    try:
+        broke = _compare(set_inherited_tag, _own_tag_then(second), fullgraph=fullgraph)
+    finally:
+        globals()["TagSub"] = _TAG_SUB
+        _TAG_SUB.tag = "a"
+    if _applied("class-setattr") and fullgraph:
+        assert broke == [2]  # call 1 compiles (the store changes nothing), call 2 must not skip it
+
+
+class Meta(type):
+    pass
+
+
+class Metered(metaclass=Meta):
+    tag = "a"
+
+
+def set_metered(x):
+    Metered.tag = "a"
+    return x * 2
+
+
+def _meta_gains_setattr(call):
+    seen = []
+    if call == 1:
+        Meta.__dict__.get("__setattr__") and delattr(Meta, "__setattr__")
+    else:
+        def __setattr__(cls, name, value):  # noqa: N807
+            seen.append(name)
+            type.__setattr__(cls, name, value)
+
+        Meta.__setattr__ = __setattr__
+    return lambda: list(seen)
+
+
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_class_setattr_guards_the_metaclass(fullgraph):
+    """A metaclass that gains ``__setattr__`` after the first call: eager runs it on the second
+    (``seen == ['tag']``); the skipped store must not be reused (guard on the slot it resolves to)."""
+    try:
+        broke = _compare(set_metered, _meta_gains_setattr, fullgraph=fullgraph)
+    finally:
+        if "__setattr__" in Meta.__dict__:
+            del Meta.__setattr__
+    if _applied("class-setattr") and fullgraph:
+        assert broke == [2]
+
+
+# -- class-hasattr (2.5-2.6): hasattr on type(o) of an object made in the frame --------------------
+class ScaleBase:
+    pass
+
+
+class Scaled(ScaleBase):
+    def __init__(self, v):
+        self.v = v
+
+
+def hasattr_scale(x):
+    o = Scaled(x)
+    return o.v + 1, hasattr(type(o), "scale"), hasattr(type(o), "v")
+
+
+def _base_gains_scale(call):
+    if call == 2:
+        ScaleBase.scale = 3
+    elif "scale" in vars(ScaleBase):
+        del ScaleBase.scale
+    return lambda: None
+
+
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_class_hasattr_is_guarded(fullgraph):
+    """``class-hasattr`` answered from the class with no guard: the answer of the first call was
+    reused after a base gained ``scale``. Now it answers only through a source for the class
+    (the class tracker the object was made from) under Dynamo's ``HASATTR`` guard: the second
+    call recompiles. 2.7 on: native (``type(o)`` has a source)."""
+    try:
+        broke = _compare(hasattr_scale, _base_gains_scale, calls=3, fullgraph=fullgraph)
+    finally:
+        if "scale" in vars(ScaleBase):
+            del ScaleBase.scale
+    if _applied("class-hasattr"):
+        assert broke == []  # it still compiles (the catalog's dataclass cases rely on it)
+
+
+@dataclasses.dataclass
+class Keys:
+    done: str = "done"
+
+
+def is_dataclass_of_new(x):
+    k = Keys()
+    return x + 1, dataclasses.is_dataclass(k), dataclasses.asdict(k) if dataclasses.is_dataclass(k) else None
+
+
+def test_class_hasattr_dataclass_fields_guarded():
+    """``is_dataclass(k)`` (``hasattr(type(k), '__dataclass_fields__')``) for ``k`` made in the frame:
+    the class loses ``__dataclass_fields__`` between calls; eager says False on the second."""
+    saved = Keys.__dict__["__dataclass_fields__"]
+
+    def prepare(call):
+        if call == 2 and "__dataclass_fields__" in vars(Keys):
+            del Keys.__dataclass_fields__
+        if call != 2:
+            Keys.__dataclass_fields__ = saved
+        return lambda: None
+
+    try:
+        for fullgraph in (True, False):
+            if "__dataclass_fields__" not in vars(Keys):
+                Keys.__dataclass_fields__ = saved
+            _compare(is_dataclass_of_new, prepare, calls=3, fullgraph=fullgraph)
+    finally:
+        Keys.__dataclass_fields__ = saved
+
+
+# -- enum-class-iter (2.5-2.11) ----------------------------------------------------------------------
+class ReversedMeta(enum.EnumMeta):
+    def __reversed__(cls):
+        return iter(["custom"])
+
+
+class Rev(enum.Enum, metaclass=ReversedMeta):
+    A = 1
+    B = 2
+
+
+class CountingMeta(enum.EnumMeta):
+    def __iter__(cls):
+        return iter(["iter"])
+
+    def __len__(cls):
+        return 7
+
+    def __contains__(cls, item):
+        return item == "in"
+
+
+class Counted(enum.Enum, metaclass=CountingMeta):
+    A = 1
+    B = 2
+
+
+def reversed_custom(x):
+    return x + 1, list(reversed(Rev))
+
+
+def iter_custom(x):
+    return x + 1, list(Counted), [m for m in Counted], len(Counted), "in" in Counted
+
+
+@pytest.mark.parametrize("fn", [reversed_custom, iter_custom], ids=["reversed", "iter-len-contains"])
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_enum_metaclass_protocol_is_respected(fn, fullgraph):
+    """A metaclass with its own ``__reversed__`` / ``__iter__`` / ``__len__`` / ``__contains__``:
+    ``enum-class-iter`` leaves the class to Dynamo (``reversed`` once came out as the members)."""
+    _compare(fn, lambda call: (lambda: None), fullgraph=fullgraph)
+
+
+def _fresh_enum():
+    global Ext
+    Ext = enum.Enum("Ext", [("A", 1), ("B", 2)])
+
+
+def _extend(cls, name, value):
+    """``aenum.extend_enum``'s bookkeeping on a plain Enum."""
+    member = object.__new__(cls)
+    member._name_, member._value_ = name, value
+    cls._member_map_[name] = member
+    cls._member_names_.append(name)
+    cls._value2member_map_[value] = member
+
+
+def ext_names(x):
+    names = [m.name for m in Ext]
+    return x + len(names), names
+
+
+def ext_values(x):
+    return x + 1, tuple(v.value for v in Ext)
+
+
+def ext_list(x):
+    return x + 1, list(Ext), len(Ext)
+
+
+@pytest.mark.parametrize("fn", [ext_names, ext_values, ext_list], ids=["names", "values", "list"])
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_enum_extended_between_calls(fn, fullgraph):
+    """Members added between calls: the class's ID_MATCH does not pin them (``names`` and
+    ``values`` were the first call's); ``_member_names_`` is guarded now (the second call
+    recompiles)."""
+    def prepare(call):
+        if call == 1:
+            _fresh_enum()
+        elif len(Ext._member_names_) == 2:
+            _extend(Ext, "C", 3)
+        return lambda: list(Ext._member_names_)
+
+    broke = _compare(fn, prepare, fullgraph=fullgraph)
+    if _applied("enum-class-iter") and fullgraph:
+        assert broke == []  # compiles (and recompiles) on both calls
+
+
+def iter_returned(x):
+    return x + 1, iter(Level)
+
+
+def reversed_returned(x):
+    return x + 1, reversed(Level)
+
+
+def iterator_at_break(x):
+    out = []
+    for m in Level:
+        out.append(m.name)
+        torch._dynamo.graph_break()
+    return x + 1, out
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    MID = 2
+    HIGH = 5
+
+
+def _as_values(fn):
+    def run(x):
+        y, it = fn(x)
+        return y, type(it).__name__, list(it)
+
+    return run
+
+
+@pytest.mark.parametrize("fn", [iter_returned, reversed_returned], ids=["iter", "reversed"])
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_enum_iterator_returned(fn, fullgraph):
+    """An iterator over an Enum class returned from the frame is CPython's generator: it must
+    not come back as a tuple iterator or a tuple (it graph-breaks where it would be rebuilt)."""
+    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
+    from torch._dynamo.exc import Unsupported
+
+    torch._dynamo.reset()
+    for call in (1, 2):
+        x = torch.randn(3) * call
+        expected = snapshot(_as_values(fn)(x))
+        try:
+            got = snapshot(_as_values(compiled)(x))
+        except Unsupported:
+            assert fullgraph
+            continue
+        assert not diff(expected, got), diff(expected, got)
+
+
+def test_enum_iterator_alive_at_graph_break():
+    assert not _compare(iterator_at_break, lambda call: (lambda: None), fullgraph=False)
+
+
+class Perm(enum.Flag):
+    R = 4
+    W = 2
+    X = 1
+    RW = 6  # a composite member: not iterated on 3.11+
+    READ = 4  # an alias
+
+
+class Bits(enum.IntFlag):
+    ONE = 1
+    TWO = 2
+    BOTH = 3
+
+
+class Color(enum.Enum):
+    RED = "r"
+    CRIMSON = "r"  # an alias
+    BLUE = "b"
+
+
+def iterate_kinds(x):
+    return (x + 1, list(Perm), [m.name for m in Bits], tuple(Level), [c.value for c in Color],
+            list(reversed(Color)), sorted(Bits), [*Perm], len(Perm), len(Color))
+
+
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_enum_kinds_equal_eager(fullgraph):
+    """Flag / IntFlag (iteration skips aliases and composite members), IntEnum, aliases."""
+    broke = _compare(iterate_kinds, lambda call: (lambda: None), fullgraph=fullgraph)
+    if _applied("enum-class-iter") and fullgraph:
+        assert broke == []
