@@ -11,47 +11,102 @@ on 2.10 ``nn.Module.named_modules()`` hashes each submodule into its ``memo``
 set and Dynamo traces that ``__hash__`` as a frame of its own, which fails;
 those two reasons are 47 of the breaks of the eight losses on 2.10.0.
 
-2.13 added ``BuiltinVariable.call_hash`` (``object_protocol.generic_hash``), which
-folds the hash of a constant. The fix here is the same for constants: ``hash`` is
-constant-foldable (``can_constant_fold_through``), so Dynamo's own folding
-handler computes ``hash(value)`` at trace time when every argument is a constant
-and leaves anything else (a tensor, a user object) to the unsupported path it
-had. The value is the one eager computes in the same process.
+2.13 added ``BuiltinVariable.call_hash`` (``object_protocol.generic_hash``). This
+patch adds that method (an ``added`` target: ``BuiltinVariable._make_handler`` looks
+up ``call_<name>`` for the builtin ``hash`` only, on every release 2.5-2.12, so no
+other builtin pays anything) and folds ``hash(arg)`` at trace time for exactly
+these arguments: a tracker that is a Python constant (``is_python_constant()``)
+whose value is, recursively, of the exact type ``str``, ``bytes``, ``int``,
+``bool``, ``NoneType``, a ``float`` that is not NaN, or a ``tuple``/``frozenset``
+of such values.
+
+Why that is sound: for those types CPython's hash is a pure function of the value
+(equal values, equal hashes, in one process), and Dynamo guards the value of every
+constant it holds (an input ``int``/``str`` under ``EQUALS_MATCH``/``CONSTANT_MATCH``;
+``id(obj)`` under ``obj``'s ``ID_MATCH``; a constant computed in the frame from such
+values), so the folded number is the one eager computes for every input the guards
+let through. The hash of ``str``/``bytes`` is salted per process (``PYTHONHASHSEED``),
+and compiled code runs in the process that traced it.
+
+Deferred (Dynamo's own path: a graph break, as without tdcompat): everything else,
+and in particular every hash that is not a function of a guarded value: identity
+hashes (``functools.partial``, ``random.Random``, classes, functions, user objects;
+a NaN float, hashed by identity since Python 3.10), user ``__hash__`` methods (enum
+members, classes whose metaclass defines ``__hash__``, subclasses of ``int``/``str``/
+``tuple``... including named tuples), values that are not Python constants (a
+``SymInt``, a tensor, an id Dynamo fakes for an object made in the frame) and keyword
+arguments. Earlier versions of this patch made ``hash`` constant-foldable
+(``can_constant_fold_through``), which folded all of those to the trace-time value:
+silently wrong results where Dynamo broke.
 """
 
 from __future__ import annotations
 
 from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe
 
 NAME = "hash-constant-fold"
 
+#: Exact types whose hash is a pure function of the (guarded) value. ``float`` is
+#: handled apart (NaN hashes by identity since Python 3.10).
+_BY_VALUE = frozenset({str, bytes, int, bool, type(None)})
 
-def _can_constant_fold_through(wrapped, instance, args, kwargs):
-    """``BuiltinVariable.can_constant_fold_through()``: asked once per argument types
-    (``_make_handler`` is cached) and by ``has_constant_handler``; one identity test and no
-    call (this runs for every builtin Dynamo meets)."""
-    try:
-        if instance.fn is hash and not args and not kwargs:
-            return True
-    except AttributeError:  # not the BuiltinVariable this torch is expected to have
-        pass
-    return wrapped(*args, **kwargs)
+
+def hashes_by_value(value) -> bool:
+    """Is ``hash(value)`` a pure function of ``value``'s value (no identity, no user code)?
+
+    Exact types only: a subclass (an ``IntEnum`` member, a named tuple, a ``str``
+    subclass) may define ``__hash__``. Iterative, so no recursion limit is met."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _BY_VALUE:
+            continue
+        if kind is float:
+            if item != item:  # NaN: hash(nan) is object.__hash__ (identity) on Python >= 3.10
+                return False
+            continue
+        if kind is tuple or kind is frozenset:
+            stack.extend(item)
+            continue
+        return False
+    return True
+
+
+@fail_safe(NAME)
+def _call_hash(wrapped, instance, args, kwargs):
+    """``BuiltinVariable(hash).call_hash(tx, arg)``: the hash of a guarded constant whose
+    hash is a function of its value; anything else defers (the added method's stub returns
+    None, and Dynamo then breaks as it did without the method)."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    from ..dynamo_api import build_sourceless, realize
+
+    tx, arg = args
+    arg = realize(arg)
+    if not arg.is_python_constant():
+        return DEFER
+    value = arg.as_python_constant()
+    if not hashes_by_value(value):
+        return DEFER
+    return build_sourceless(tx, hash(value))
 
 
 PATCH = Patch(
     name=NAME,
     fixes="`hash(<constant>)` (e.g. `hash((id(self), id(other)))` in a `__hash__`, tensordict 0.14's "
     "TensorDictParams) is a graph break (torch <2.13)",
-    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.can_constant_fold_through "
-    "(_constant_fold_functions has no hash)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable (no call_hash before 2.13; "
+    "_constant_fold_functions has no hash)",
     mirrors="torch 2.13: BuiltinVariable.call_hash (object_protocol.generic_hash)",
     torch="<2.13",
     fixed_upstream="2.13: BuiltinVariable.call_hash",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "can_constant_fold_through",
-               _can_constant_fold_through),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_hash", _call_hash, added=True),
     ),
-    summary="hash() of a constant is folded at trace time, as 2.13 does",
+    summary="hash() of a str/bytes/int/bool/None/non-NaN float, or tuples/frozensets of them, is folded "
+    "at trace time, as 2.13 does",
     history=(
         ("2.5-2.6",
          "no `BuiltinVariable.call_hash` and `hash` is not constant-folded: `hash((id(self), 3))` is "

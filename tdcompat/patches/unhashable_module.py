@@ -49,6 +49,8 @@ with an id()-based memo in ``wrap_module`` itself.
 
 from __future__ import annotations
 
+import inspect
+
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate
 
@@ -58,14 +60,36 @@ _hashable_types: dict = {}
 
 
 def _is_hashable_type(cls) -> bool:
+    """Does ``cls`` (or a base) define a ``__hash__`` that is not ``None``? Read statically
+    (``inspect.getattr_static``): no metaclass ``__getattr__`` runs."""
     known = _hashable_types.get(cls)
     if known is None:
-        known = _hashable_types[cls] = getattr(cls, "__hash__", None) is not None
+        known = _hashable_types[cls] = inspect.getattr_static(cls, "__hash__", None) is not None
     return known
 
 
+def _own_dict(obj):
+    """``obj``'s instance dict, read with ``object.__getattribute__`` (no ``__getattr__``, no
+    overridden ``__getattribute__``), or None."""
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except Exception:  # noqa: BLE001 - no instance dict
+        return None
+    return attrs if type(attrs) is dict else None
+
+
+def _children(module):
+    """``module._modules`` as ``nn.Module`` keeps it, in the instance dict, or None (a module
+    not built yet, e.g. the copy ``copy.deepcopy`` makes before ``__setstate__``: reading
+    the attribute would run the class's ``__getattr__``, which may recurse)."""
+    attrs = _own_dict(module)
+    children = attrs.get("_modules") if attrs is not None else None
+    return children if type(children) is dict else None
+
+
 def _tree_has_unhashable(root) -> bool:
-    """Walk ``_modules`` by id; True if any module in the tree is unhashable."""
+    """Walk ``_modules`` by id; True if any module in the tree is unhashable. None where a
+    module in the tree has no ``_modules`` dict of its own (the walk would differ)."""
     seen = set()
     stack = [root]
     while stack:
@@ -75,14 +99,17 @@ def _tree_has_unhashable(root) -> bool:
         seen.add(id(module))
         if not _is_hashable_type(type(module)):
             return True
-        children = getattr(module, "_modules", None)
-        if children:
-            stack.extend(child for child in children.values() if child is not None)
+        children = _children(module)
+        if children is None:
+            return None
+        stack.extend(child for child in children.values() if child is not None)
     return False
 
 
 def _named_modules_by_id(root):
-    """``root.named_modules`` with an ``id()`` memo (same order, same names)."""
+    """``root.named_modules`` with an ``id()`` memo (same order, same names). Each module's
+    ``_modules`` is the one in its instance dict (``_tree_has_unhashable`` checked that every
+    module in the tree has one), which is what ``module._modules`` reads."""
 
     def named_modules(memo=None, prefix="", remove_duplicate=True):
         seen = set()
@@ -93,7 +120,7 @@ def _named_modules_by_id(root):
             if remove_duplicate:
                 seen.add(id(module))
             yield prefix, module
-            for name, child in module._modules.items():
+            for name, child in (_children(module) or {}).items():
                 if child is None:
                     continue
                 yield from walk(child, prefix + ("." if prefix else "") + name)
@@ -106,17 +133,18 @@ def _named_modules_by_id(root):
 @fail_safe(NAME)
 def _wrap_module(wrapped, instance, args, kwargs):
     """``VariableBuilder.wrap_module(value)``: let Dynamo's parameter walk run
-    over a tree holding an unhashable module."""
+    over a tree holding an unhashable module. Reads instance dicts and classes
+    statically only (no user ``__getattr__`` runs: the value may be half built)."""
     value = args[0] if args else kwargs.get("value")
-    children = getattr(value, "_modules", None)
-    if children is None:
+    attrs = _own_dict(value)
+    children = _children(value)
+    if attrs is None or children is None:
         return DEFER
     if _is_hashable_type(type(value)) and not children:
         return DEFER
     if not _tree_has_unhashable(value):
         return DEFER
-    attrs = getattr(value, "__dict__", None)
-    if not isinstance(attrs, dict) or "named_modules" in attrs:
+    if "named_modules" in attrs:
         return DEFER
     entry = attrs["named_modules"] = _named_modules_by_id(value)
     try:
@@ -129,8 +157,6 @@ def _wrap_module(wrapped, instance, args, kwargs):
 def _still_broken() -> bool:
     """For a pre-release: the dynamic-module branch still walks the tree with
     ``named_parameters()``/``parameters()`` (hash-based memo)."""
-    import inspect
-
     from torch._dynamo.variables.builder import VariableBuilder
 
     source = inspect.getsource(VariableBuilder.wrap_module)
@@ -142,8 +168,8 @@ def _wrap_module_gate(original, handle):
     """What is installed: a module of a hashable type without children goes straight to Dynamo."""
 
     def wrap_module(self, value):
-        try:
-            leaf = not value._modules and _hashable_types[type(value)]
+        try:  # the instance dict itself: value._modules could run a user __getattr__
+            leaf = not object.__getattribute__(value, "__dict__")["_modules"] and _hashable_types[type(value)]
         except Exception:  # noqa: BLE001 - not a module, or a type not seen yet: the handler decides
             leaf = False
         if leaf:
