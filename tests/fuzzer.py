@@ -562,6 +562,17 @@ class HBox:
         self.u = ModMapU(x, n)
 
 
+class WPlain:
+    """Holds a weak reference made before the call (read from an input: weakref-input-source)."""
+
+    def __init__(self, x, n):
+        self.peer = Plain(x, n)
+        self.wr = weakref.ref(self.peer)
+        self.a = n
+        if n % 2:
+            self.b = "odd"
+
+
 class DBox:
     """Nested constants and containers to deep-copy."""
 
@@ -1140,6 +1151,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("KM", "KM", _CLS_DEPS, family="class", reset=True, always=("v", "nset")),
         Kind("KObj", "KObj({x}, {n})", _CLS_DEPS + ("KObj",), family="class", reset=True, always=("v", "w")),
         Kind("DBox", "DBox({x}, {n})", ("Color", "DBox"), family="deepcopy"),
+        Kind("WPlain", "WPlain({x}, {n})", ("Plain", "WPlain"), family="dunder", always=("peer", "wr", "a")),
         Kind("DPlain", "make_dplain({x}, {n})", ("DPlain", "make_dplain", "pairs"), family="dataclass"),
         Kind("DFrozen", "make_dfrozen({x}, {n})", ("DFrozen", "make_dfrozen", "pairs"), family="dataclass"),
         Kind("DChild", "make_dchild({x}, {n})", ("DBase", "DChild", "make_dchild", "pairs"), family="dataclass"),
@@ -1160,7 +1172,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
 FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj"), "deepcopy": ("DBox",),
                        "dataclass": ("DPlain", "DFrozen", "DChild", "DInit", "DNest"),
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
-                       "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store")}
+                       "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local")}
 
@@ -1258,7 +1270,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "list({o}.__dict__.keys())", "[_v for _v in {o}.__dict__.values() if not isinstance(_v, (dict, set))]",
             "[_i for _i in {o}.__dict__.items() if not isinstance(_i[1], (dict, set))]",
             "{o}.__dict__.keys() == {{'a', 't'}}", "('a', 3) in {o}.__dict__.items()",
-            "sorted({o}.__dict__.keys() - {{'a'}})", "list(reversed({o}.__dict__))", "len({o}.__dict__.values())")
+            "sorted({o}.__dict__.keys() - {{'a'}})", "list(reversed({o}.__dict__))", "len({o}.__dict__.values())",
+            "frozenset({o}.__dict__)", "frozenset({o}.__dict__.keys())", "set({o}.__dict__.keys())",
+            "type({o}.__dict__) is dict")
+DD_RARE = tuple(i for i, form in enumerate(DD_FORMS) if form.startswith(("type(", "isinstance(", "frozenset(", "set(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
 
@@ -1302,8 +1317,11 @@ def _family_op(rng: random.Random, family: str, kind: Kind, t: str, i: int, key:
         return Op(t, i, key or rng.choice(MD_KEYS), str(rng.randrange(len(forms))) if forms else "", use=use_it)
     # dunder: the existing attribute ops, or a form over o.__dict__
     value = rng.choice(VALUES)
-    if t == DD_FORM:
-        return Op(t, i, key or rng.choice(kind.keys), f"{rng.randrange(len(DD_FORMS))}:{value}")
+    if not key and kind.name == "WPlain" and rng.random() < 0.5:
+        key = "wr"  # the weak reference made before the call
+    if t == DD_FORM:  # a third of them the type or a frozenset/set of the dict (rarer paths in Dynamo)
+        form = rng.choice(DD_RARE) if rng.random() < 0.3 else rng.randrange(len(DD_FORMS))
+        return Op(t, i, key or rng.choice(kind.keys), f"{form}:{value}")
     if t == DD_ESCAPE:
         return Op(t, i, key, f"{rng.randrange(len(DD_ESCAPES))}:{value}")
     return Op(t, i, key or rng.choice(kind.keys), value, use=use_it)
@@ -1991,6 +2009,12 @@ def instrument_handlers() -> Dict[str, List[str]]:
         counting_of[id(fn)] = count
         return count
 
+    # A gate may call its handler by its module-level name (not through ``handle``): count those too.
+    for module in {sys.modules[t.wrapper.__module__] for p in ALL_PATCHES for t in p.targets
+                   if t.wrapper.__module__ in sys.modules}:
+        for name, value in list(vars(module).items()):
+            if is_fail_safe(value):
+                setattr(module, name, counting(value))
     for patch in ALL_PATCHES:
         targets = []
         for target in patch.targets:
