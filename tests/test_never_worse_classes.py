@@ -28,6 +28,9 @@ import pytest
 import torch
 
 from tdcompat.cases.snapshot import diff, snapshot
+from tdcompat.versions import parse_torch_version
+
+TORCH = parse_torch_version(torch.__version__).release[:2]
 
 
 def _applied(name: str) -> bool:
@@ -269,7 +272,16 @@ def iter_custom(x):
     return x + 1, list(Counted), [m for m in Counted], len(Counted), "in" in Counted
 
 
-@pytest.mark.parametrize("fn", [reversed_custom, iter_custom], ids=["reversed", "iter-len-contains"])
+#: Measured without tdcompat on 2.12.1 (enum-class-iter is not applied there: 2.12 iterates Enum
+#: classes natively): ``reversed(E)`` is built from ``unpack_var_sequence``, a tuple of the
+#: members, whatever the metaclass's ``__reversed__`` (``[B, A]`` where eager gives
+#: ``['custom']``) and returned as a tuple (eager: a generator). 2.13.0 is right.
+NATIVE_REVERSED_BUG = pytest.mark.xfail(TORCH == (2, 12), strict=True,
+                                        reason="torch 2.12 natively: reversed(EnumClass) is a tuple of the members")
+
+
+@pytest.mark.parametrize("fn", [pytest.param(reversed_custom, marks=NATIVE_REVERSED_BUG), iter_custom],
+                         ids=["reversed", "iter-len-contains"])
 @pytest.mark.parametrize("fullgraph", [True, False])
 def test_enum_metaclass_protocol_is_respected(fn, fullgraph):
     """A metaclass with its own ``__reversed__`` / ``__iter__`` / ``__len__`` / ``__contains__``:
@@ -352,7 +364,8 @@ def _as_values(fn):
     return run
 
 
-@pytest.mark.parametrize("fn", [iter_returned, reversed_returned], ids=["iter", "reversed"])
+@pytest.mark.parametrize("fn", [iter_returned, pytest.param(reversed_returned, marks=NATIVE_REVERSED_BUG)],
+                         ids=["iter", "reversed"])
 @pytest.mark.parametrize("fullgraph", [True, False])
 def test_enum_iterator_returned(fn, fullgraph):
     """An iterator over an Enum class returned from the frame is CPython's generator: it must
@@ -407,3 +420,157 @@ def test_enum_kinds_equal_eager(fullgraph):
     broke = _compare(iterate_kinds, lambda call: (lambda: None), fullgraph=fullgraph)
     if _applied("enum-class-iter") and fullgraph:
         assert broke == []
+
+
+# -- deepcopy-constant (2.5-2.11) and dataclasses-inline (2.5): audit against CPython ----------------
+class Text(str):
+    pass
+
+
+class Count(int):
+    pass
+
+
+Pair = __import__("collections").namedtuple("Pair", "a b")
+
+
+def _deepcopy_cases():
+    import copy
+
+    return {
+        "nan": lambda x, n: (lambda v: (copy.deepcopy(v) is v, copy.deepcopy(v) != copy.deepcopy(v)))(float("nan") * n),
+        "negzero": lambda x, n: __import__("math").copysign(1.0, copy.deepcopy(-0.0 * n)),
+        "tuple_made": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))((n, "a", None, (2.5, True))),
+        "tuple_input_items": lambda x, n: (lambda u: copy.deepcopy(u) is u)((x.shape[0], n)),
+        "str_subclass": lambda x, n: (lambda s: (type(copy.deepcopy(s)).__name__, copy.deepcopy(s) is s))(Text("a" * n)),
+        "int_subclass": lambda x, n: (lambda i: (type(copy.deepcopy(i)).__name__, copy.deepcopy(i) is i))(Count(n)),
+        "tuple_with_list": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)[1] is u[1],
+                                                    copy.deepcopy(u)))((n, [n])),
+        "namedtuple": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))(Pair(n, "b")),
+        "memo": lambda x, n: (lambda v, m: (copy.deepcopy(v, m) is v, len(m)))("k" * n, {}),
+    }
+
+
+_N = 1  # the second input of the deepcopy and dataclasses cases (a global: guarded, varied per call)
+
+
+def _set_n(call):
+    global _N
+    _N = call
+    return lambda: None
+
+
+#: Measured without tdcompat on 2.15.0 (no tdcompat patch takes part there): the second call
+#: (``Count(2)``, the global now dynamic) raises ``InternalTorchDynamoError: SymNodeVariable() is
+#: not a constant`` out of ``copy.deepcopy`` even without ``fullgraph``. 2.13.0 is right.
+NATIVE_DEEPCOPY_SYMINT = {((2, 15), "int_subclass", False)}
+
+
+@pytest.mark.parametrize("case", sorted(_deepcopy_cases()))
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_deepcopy_constant_equals_eager(case, fullgraph):
+    """``copy.deepcopy`` of what ``deepcopy-constant`` accepts (a str/int/float/bool/None constant,
+    a tuple of them: the object itself, as ``_deepcopy_atomic``/``_deepcopy_tuple`` return it,
+    NaN and -0.0 included) and of what it must leave to Dynamo (subclasses of str/int, a tuple
+    holding a list, a namedtuple: new objects in CPython; a ``memo``). Measured on 2.5.1, 2.6.0,
+    2.8.0, 2.11.0: the accepted ones compile and equal eager, the others graph-break."""
+    op = _deepcopy_cases()[case]
+
+    def fn(x):
+        return x + 1, op(x, _N)
+
+    native_crash = (TORCH, case, fullgraph) in NATIVE_DEEPCOPY_SYMINT
+    try:
+        with pytest.raises(torch._dynamo.exc.InternalTorchDynamoError) if native_crash else contextlib.nullcontext():
+            _compare(fn, _set_n, fullgraph=fullgraph)
+    finally:
+        _set_n(1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: int = 1
+    b: str = "b"
+
+
+@dataclasses.dataclass
+class Parent:
+    a: int = 1
+
+
+@dataclasses.dataclass
+class Kid(Parent):
+    b: tuple = (1, "x")
+    c: list = dataclasses.field(default_factory=lambda: [1, 2])
+
+
+@dataclasses.dataclass
+class WithInitVar:
+    a: int = 1
+    scale: dataclasses.InitVar[int] = 2
+
+    def __post_init__(self, scale):
+        self.a = self.a * scale
+
+
+@dataclasses.dataclass
+class Outer:
+    inner: Kid = dataclasses.field(default_factory=Kid)
+    d: dict = dataclasses.field(default_factory=lambda: {"k": (1, 2)})
+    p: tuple = Pair(1, 2)
+
+
+def _dataclass_cases():
+    import collections
+
+    return {
+        "asdict_frozen": lambda n: dataclasses.asdict(Frozen(n)),
+        "replace_frozen": lambda n: dataclasses.replace(Frozen(), a=n),
+        "astuple_inherited": lambda n: dataclasses.astuple(Kid(n)),
+        "asdict_inherited": lambda n: dataclasses.asdict(Kid(n, (n, "y"))),
+        "asdict_copies": lambda n: (lambda k: (lambda d: (d["c"] == k.c, d, k))(dataclasses.asdict(k)))(Kid(n)),
+        "asdict_nested": lambda n: dataclasses.asdict(Outer(Kid(n))),
+        "dict_factory": lambda n: dataclasses.asdict(Kid(n), dict_factory=collections.OrderedDict),
+        "initvar_replace": lambda n: dataclasses.replace(WithInitVar(n), scale=4).a,
+        "initvar_missing": lambda n: dataclasses.replace(WithInitVar(n)).a,
+        "fields": lambda n: [f.name for f in dataclasses.fields(Kid(n))] + [f.name for f in dataclasses.fields(WithInitVar)],
+        "replace_inherited": lambda n: dataclasses.replace(Kid(), a=n),
+        "is_dataclass": lambda n: (dataclasses.is_dataclass(Kid), dataclasses.is_dataclass(Kid(n)), dataclasses.is_dataclass(n)),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_dataclass_cases()))
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_dataclasses_equal_eager(case, fullgraph):
+    """``dataclasses`` functions traced by ``dataclasses-inline`` (2.5; natively from 2.6) and
+    reaching ``copy.deepcopy`` (``deepcopy-constant``, <2.12): frozen dataclasses, inheritance,
+    ``InitVar`` and ``__post_init__``, nested containers, ``dict_factory``. Measured on 2.5.1,
+    2.6.0, 2.8.0, 2.11.0: each compiles and equals eager, or graph-breaks (a namedtuple field,
+    ``replace`` without an ``InitVar`` that has no default, ``fields`` of a class)."""
+    op = _dataclass_cases()[case]
+
+    def fn(x):
+        return x + 1, op(_N)
+
+    try:
+        _compare(fn, _set_n, fullgraph=fullgraph)
+    finally:
+        _set_n(1)
+
+
+@pytest.mark.xfail(TORCH < (2, 7), strict=True,
+                   reason="torch 2.5-2.6 natively: `a is b` of two distinct lists of equal constants is True")
+def test_asdict_copies_are_new_objects():
+    """``asdict`` copies a list field into a new list (``type(obj)(generator)``). Measured without
+    tdcompat: ``[1, 2] is [1, 2]`` compiles to True on 2.5.1 and 2.6.0 (False from 2.7.1), so
+    where ``dataclasses-inline`` (2.5) and ``deepcopy-constant`` (2.6) make ``asdict`` compile,
+    ``asdict(k)['c'] is k.c`` is True there. Not narrowed: the wrong answer is Dynamo's ``is``,
+    reached as well by ``list(a) is a`` with no patch involved (a patch of its own, if any)."""
+    def fn(x):
+        k = Kid(_N)
+        return x + 1, dataclasses.asdict(k)["c"] is k.c
+
+    try:
+        _compare(fn, _set_n, fullgraph=True)
+    finally:
+        _set_n(1)
