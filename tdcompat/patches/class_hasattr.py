@@ -11,12 +11,17 @@ is ``type(obj)`` of an object made in the frame, which is what
 (issue 14). From 2.7 ``type(obj)`` carries the class's source
 (``UserDefinedObjectVariable.cls_source``) and the sourced branch answers.
 
-The fix answers ``hasattr`` from the class itself, as Dynamo already does for
-``getattr`` on a sourceless class (``UserDefinedClassVariable.var_getattr``
-builds the attribute's value without a guard): only for a class whose
-metaclass looks attributes up the standard way (no metaclass
-``__getattribute__``/``__getattr__``), and not for a class the frame has
-mutated.
+The fix gives the class the source 2.7 gives it: an object made in the frame is tracked with
+the source of the class tracker it was made from (``UserDefinedObjectVariable.cls_source``,
+set by ``SideEffects.track_object_new_from_user_defined_class`` on 2.5-2.6 as well, and what
+Dynamo already reads that object's class attributes through). For a sourceless class tracker
+whose class is exactly the type of such an object, the answer is Dynamo's own sourced
+``call_hasattr`` on that source: ``hasattr(cls, name)`` under a ``HASATTR`` guard (plus an
+``ID_MATCH`` on the source, so the guard is on this class): a class (or a base) that gains
+or loses the attribute between calls fails the guard and recompiles. Only for a class whose
+metaclass looks attributes up the standard way (no metaclass ``__getattribute__`` /
+``__getattr__``) and that the frame has not mutated. A class with no such object in the
+frame (nothing to guard the answer on): Dynamo's graph break, as before.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ PATCH = Patch(
                params=("tx", "name")),
     ),
     requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",),
-    summary="hasattr(type(obj), name) for an object made in the frame answers from the class",
+    summary="hasattr(type(obj), name) for an object made in the frame: Dynamo's HASATTR-guarded answer on the class source the object was made from",
     history=(
         ("2.5-2.6",
          "`UserDefinedClassVariable.call_hasattr` answers only for a class with a source: `hasattr(type(o), "

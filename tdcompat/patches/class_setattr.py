@@ -12,16 +12,29 @@ for attribute mutation (``VariableBuilder`` wraps it with
 every read of a class attribute, through the class, a subclass or an instance, has to
 consult the side-effects table: a change of that size is not a patch.
 
-The fix here covers only the write that changes nothing: the class's own ``__dict__``
-already holds the same constant (``None``, a bool, an int or a str; equal and of the
-same type), guarded on its type and value (``TYPE_MATCH``, ``CONSTANT_MATCH`` on
-``cls.name``), so the
-compiled frame skips the store and every read in the frame sees the value it would see
-in eager. That is TorchRL's case from the second spec on (the loss is built eagerly, so
-its specs have run ``__new__`` before the first compiled call). A write that would change
-the class, a sourceless class, a dunder name, a class whose metaclass defines
-``__setattr__`` or a data descriptor of that name, or a non-constant value: Dynamo's
-answer stands (a graph break).
+The fix here covers only the write that changes nothing. It accepts ``cls.name = v`` when:
+
+* ``cls`` has a source, ``name`` is not a dunder, ``v`` is a constant of exactly ``None``,
+  ``bool``, ``int`` or ``str`` (no float: ``0.0 == -0.0``, and a guard on a float is ``==``);
+* the class's OWN ``__dict__`` already holds a value of the same type, equal to ``v`` (an
+  inherited value does not count: eager's store creates the class's own entry; ``1`` and
+  ``True`` differ by type);
+* its metaclass's ``__setattr__`` is ``type.__setattr__`` and, for a metaclass other than
+  ``type``, nothing of that name is defined on the metaclass (a descriptor would run).
+
+Then ``setattr`` would leave the class exactly as it is, so the compiled frame skips the
+store and every later read in the frame sees what eager would see (the same value; as for
+any constant, Dynamo keeps the equal value, not the object's identity). Guards, on what was
+read: ``cls.__dict__[name]`` (``GetItemSource`` on the class's ``__dict__``: the guard fails
+where the own entry is gone), its type (``TYPE_MATCH``) and value (``CONSTANT_MATCH``), the
+class's type (``TYPE_MATCH``: the metaclass), and for a metaclass other than ``type`` (whose
+slots cannot change) the object its ``__setattr__`` resolves to (``ID_MATCH``) and
+``hasattr(metaclass, name)`` (``HASATTR``). That is TorchRL's case from the second spec on
+(the loss is built eagerly, so its specs have run ``__new__`` before the first compiled
+call). Anything else (a write that would change or create the class's own entry, a
+sourceless class, a dunder name, a metaclass with ``__setattr__`` or an attribute of that
+name, a non-constant or float value, a class Dynamo tracks for mutation): Dynamo's answer
+stands (a graph break).
 """
 
 from __future__ import annotations
@@ -149,8 +162,11 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",
               "torch._dynamo.guards:GuardBuilder.CONSTANT_MATCH",
-              "torch._dynamo.guards:install_guard"),
-    summary="cls.name = v where the class's own __dict__ already holds v: no store, guarded on the value",
+              "torch._dynamo.guards:GuardBuilder.HASATTR",
+              "torch._dynamo.guards:install_guard",
+              "torch._dynamo.source:GetItemSource",
+              "torch._dynamo.source:TypeSource"),
+    summary="cls.name = v where the class's own __dict__ already holds v: no store, guarded on cls.__dict__[name]",
     history=(
         ("2.5-2.12",
          "no branch for a class in `BuiltinVariable.call_setattr`: `cls.name = v` is a graph break "

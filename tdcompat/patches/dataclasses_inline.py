@@ -10,9 +10,18 @@ removed ``dataclasses`` from the skip list in 2.6 (pytorch/pytorch#141294,
 fixing #141261 and #141158).
 
 The fix does the same for the calls that reach Dynamo: a ``SkipFunctionVariable``
-of a plain function defined in the ``dataclasses`` module itself is inlined as
-a user function would be. What Dynamo cannot trace inside it (the ``dataclass``
-decorator's ``exec``) is a graph break as before; nothing else is touched.
+of a plain function defined in the ``dataclasses`` module itself (its ``__globals__`` is
+the module's) is inlined as a user function would be, and ``check_inlineable`` lets the
+module's functions (and their generator expressions) through. Sound because nothing is
+shortcut: the functions' own bytecode is traced, with Dynamo's guards on every class and
+object they read, exactly as 2.6 traces them. What Dynamo cannot trace inside them (the
+``dataclass`` decorator's ``exec``, a ``ValueError`` 2.5 cannot raise, a named-tuple field
+in ``asdict``) is a graph break as before. Audited against CPython on 2.5.1 (frozen
+dataclasses, inheritance, ``InitVar`` and ``__post_init__`` through ``replace``, nested
+containers, ``dict_factory``, ``fields``, ``is_dataclass``; tests/test_never_worse_classes.py).
+Known, not narrowed: Dynamo 2.5-2.6's own ``is`` on two distinct lists of equal constants
+is True, so ``asdict(k)['c'] is k.c`` for a list field is True once ``asdict`` compiles (see
+``deepcopy-constant``).
 """
 
 from __future__ import annotations

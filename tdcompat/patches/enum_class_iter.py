@@ -17,16 +17,26 @@ the ``polyfills.builtins.iter_`` polyfill on 2.10-2.11 ("Observed exception",
 operator"). ``len(SomeEnum)`` works on every release.
 
 The fix, as torch 2.12 does it (``UserDefinedClassVariable.unpack_var_sequence``
-builds ``VariableTracker.build(tx, item) for item in self.value`` for an Enum
-class): an Enum's members are fixed once the class exists, so for a class whose
-metaclass iterates as ``enum.EnumMeta`` does, ``unpack_var_sequence`` returns
-one sourceless ``EnumVariable`` per member, and ``iter(cls)`` is a list iterator
-over them. The class itself is guarded as Dynamo guards any class it reads
-(``ID_MATCH`` on its source), which pins the members. 2.11 models the class
-as ``UserDefinedEnumClassVariable`` (``__contains__`` only; its docstring lists
-``__iter__`` as not yet supported): handled the same. Any other class, a
-metaclass with its own ``__iter__``, or ``iter(cls, sentinel)``: Dynamo's own
-method.
+builds ``VariableTracker.build(tx, item) for item in self.value`` for an Enum class), but
+guarded on what it reads. It accepts an ``Enum`` class (``Enum``, ``IntEnum``, ``Flag``,
+``IntFlag``, any subclass) with a source whose metaclass leaves the container protocol
+(``__iter__``, ``__reversed__``, ``__len__``, ``__contains__``, ``__bool__``,
+``__getitem__``) to ``enum.EnumMeta`` and defines no ``_member_names_``/``_member_map_``.
+Its members are then exactly what ``EnumMeta.__iter__`` yields, ``cls._member_map_[name]
+for name in cls._member_names_`` (aliases, and on 3.11+ a ``Flag``'s composite members,
+are not in ``_member_names_``), read from the class's own ``__dict__`` without running
+anything, and each becomes a sourceless ``EnumVariable``. Guards: the class's type
+(``TYPE_MATCH``: the metaclass), the metaclass's ``__iter__`` and ``__reversed__``
+(``ID_MATCH``), ``cls._member_names_`` (``EQUALS_MATCH``: members added or removed between
+calls, as ``aenum.extend_enum`` does, recompile) and each ``cls._member_map_[name]``
+(``ID_MATCH``). ``unpack_var_sequence`` serves ``list(E)``, ``tuple(E)``, ``[*E]``,
+``sorted(E)``, unpacking (a new list or tuple in CPython too); ``iter(E)`` and
+``reversed(E)`` are list iterators over the members (reversed for ``reversed``) that
+graph-break where they would be rebuilt outside the frame (returned, stored, alive at a
+graph break): CPython's are generators. 2.11 models the class as
+``UserDefinedEnumClassVariable`` (``__contains__`` only; its docstring lists ``__iter__``
+as not yet supported): handled the same. Any other class, a sourceless one, a metaclass
+with its own protocol, or ``iter(cls, sentinel)``: Dynamo's own method.
 """
 
 from __future__ import annotations
@@ -213,7 +223,7 @@ PATCH = Patch(
     "Dynamo does not know how to trace method `__iter__` of class `EnumType` / builtin: list "
     "[UserDefinedClassVariable] (iterating an Enum class: for m in E, list(E), tuple(E))",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.unpack_var_sequence; "
-    "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_iter",
+    "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_iter, BuiltinVariable.call_reversed",
     mirrors="torch 2.12 UserDefinedClassVariable.unpack_var_sequence for Enum classes",
     torch="<2.12",
     fixed_upstream="2.12: UserDefinedClassVariable.unpack_var_sequence builds the members of an Enum class",
@@ -228,8 +238,10 @@ PATCH = Patch(
     requires=(
         "torch._dynamo.variables:ListIteratorVariable",
         "torch._dynamo.variables.builder:SourcelessBuilder.create",
+        "torch._dynamo.guards:GuardBuilder.EQUALS_MATCH",
+        "torch._dynamo.source:TypeSource",
     ),
-    summary="iterating an Enum class yields its members (sourceless EnumVariables; the class is ID-matched)",
+    summary="iterating an Enum class yields its members, guarded on _member_names_/_member_map_ and the metaclass",
     history=(
         ("2.5-2.9",
          "an `Enum` class (`UserDefinedClassVariable`) has no `unpack_var_sequence`: `for m in E` is "
