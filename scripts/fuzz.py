@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("--record-known", action="store_true",
                         help="write this run's divergences (seed 0) into tests/fuzz_known.json for this torch minor")
     parser.add_argument("--slice", help=argparse.SUPPRESS)  # "offset:stride", set for a worker
+    parser.add_argument("--progress", help=argparse.SUPPRESS)  # the file a worker notes its current program in
     args = parser.parse_args(argv)
 
     seed = secrets.randbelow(2 ** 31) if args.seed == "random" else int(args.seed)
@@ -75,7 +76,7 @@ def main(argv=None) -> int:
         report = fuzzer.run_fuzz(seed, programs=args.programs, seconds=args.seconds,
                                  all_configs=args.all_configs, shrink_seconds=args.shrink_seconds, log=log,
                                  replay=[int(s) for s in args.replay.split(",")] if args.replay else None,
-                                 offset=offset, stride=stride, coverage=args.coverage)
+                                 offset=offset, stride=stride, coverage=args.coverage, progress=args.progress)
         report["slices"] = [{"offset": offset, "stride": stride, "programs": report["programs"]}]
     import fuzzer
 
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
             fh.write(fuzzer.main_json(report))
     if args.ledger and not args.slice and not args.replay:
         append_ledger(args.ledger, report)
-    return 1 if any(report["counts"][c] for c in fuzzer.BAD) else 0
+    return 1 if any(report["counts"].get(c) for c in fuzzer.BAD + ("crash",)) else 0
 
 
 def not_reached(handlers: dict) -> list:
@@ -102,33 +103,66 @@ def not_reached(handlers: dict) -> list:
 def _parallel(args, seed: int, workers: int) -> dict:
     """``workers`` processes of this script, worker w on the slice w::workers of the seed's programs."""
     tmp = tempfile.mkdtemp(prefix="tdcompat-fuzz-")
-    procs = []
     start = time.monotonic()
-    for w in range(workers):
-        budget = ["--seconds", str(args.seconds)] if args.seconds is not None else \
-            ["--programs", str(((args.programs or 100) + workers - 1 - w) // workers)]
-        out = os.path.join(tmp, f"worker{w}.json")
-        cmd = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), *budget, "--slice", f"{w}:{workers}",
-               "--shrink-seconds", str(args.shrink_seconds), "--json", out]
+    deadline = start + args.seconds if args.seconds is not None else None
+
+    def launch(w: int, offset: int, programs: int, part: int):
+        """Worker ``w`` from program ``offset`` of the seed, every ``workers``-th one."""
+        if deadline is not None:
+            budget = ["--seconds", str(max(1.0, deadline - time.monotonic()))]
+        else:
+            budget = ["--programs", str(programs)]
+        out = os.path.join(tmp, f"worker{w}-{part}.json")
+        progress = os.path.join(tmp, f"worker{w}-{part}.progress")
+        cmd = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), *budget, "--slice",
+               f"{offset}:{workers}", "--shrink-seconds", str(args.shrink_seconds), "--json", out,
+               "--progress", progress]
         cmd += ["--quiet"] if args.quiet else []
         cmd += ["--all-configs"] if args.all_configs else []
         cmd += ["--coverage"] if args.coverage else []
-        procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL), out))
-    reports = []
-    for proc, out in procs:
-        proc.wait()
-        if not os.path.exists(out):
-            raise SystemExit(f"fuzz worker failed ({proc.returncode}): {' '.join(proc.args)}")
-        with open(out) as fh:
-            reports.append(json.load(fh))
+        return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL), out, progress, offset, programs
+
+    running = {w: (launch(w, w, ((args.programs or 100) + workers - 1 - w) // workers, 0), 0) for w in range(workers)}
+    reports, crashes = [], []
+    while running:
+        for w, ((proc, out, progress, offset, programs), part) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[w]
+            if os.path.exists(out):
+                with open(out) as fh:
+                    reports.append(json.load(fh))
+                continue
+            # The worker died (a segfault in Dynamo, say): note the program and go on after it.
+            try:
+                with open(progress) as fh:
+                    index, pseed = (int(v) for v in fh.read().split())
+            except (OSError, ValueError):
+                raise SystemExit(f"fuzz worker failed ({proc.returncode}): {' '.join(proc.args)}") from None
+            crashes.append({"seed": pseed, "category": "crash", "config": "", "shape": "", "unpatched": "",
+                            "patched": "", "detail": f"the worker process died with exit status {proc.returncode}; "
+                            f"replay: scripts/fuzz.py --replay {pseed}", "compact_source": "", "source": "",
+                            # this part's counts are lost with the process: only the crash is counted
+                            "slice": {"offset": offset, "stride": workers, "programs": index + 1, "crashed_at": pseed,
+                                      "results_lost": index}})
+            print(f"[crash] seed={pseed}: worker exit status {proc.returncode}", file=sys.stderr, flush=True)
+            left = programs - index - 1
+            if (deadline is None and left > 0) or (deadline is not None and time.monotonic() < deadline - 5):
+                running[w] = (launch(w, offset + (index + 1) * workers, left, part + 1), part + 1)
+        time.sleep(0.5)
+    if not reports:
+        raise SystemExit(f"no fuzz worker finished: {crashes}")
     merged = dict(reports[0])
     merged["seconds"] = round(time.monotonic() - start, 2)
     for key in ("programs", "runs", "run_seconds"):
         merged[key] = round(sum(r[key] for r in reports), 2) if key == "run_seconds" else sum(r[key] for r in reports)
     merged["counts"] = {c: sum(r["counts"][c] for r in reports) for c in reports[0]["counts"]}
-    merged["divergences"] = sorted((d for r in reports for d in r["divergences"]), key=lambda d: d["seed"])
+    merged["divergences"] = sorted([d for r in reports for d in r["divergences"]] + crashes, key=lambda d: d["seed"])
+    merged["counts"]["crash"] = len(crashes)
+    merged["programs"] += len(crashes)
     merged["fallback_warnings"] = [f for r in reports for f in r["fallback_warnings"]]
-    merged["slices"] = [{"offset": r["offset"], "stride": r["stride"], "programs": r["programs"]} for r in reports]
+    merged["slices"] = sorted([{"offset": r["offset"], "stride": r["stride"], "programs": r["programs"]} for r in reports]
+                              + [c["slice"] for c in crashes], key=lambda s: (s["offset"] % workers, s["offset"]))
     # Rates over the wall time the workers ran side by side.
     rs = max(r["run_seconds"] for r in reports) or 1.0
     merged["runs_per_second"] = round(merged["runs"] / rs, 3)

@@ -2099,11 +2099,13 @@ def _versions() -> dict:
 def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[float] = None,
              all_configs: bool = False, shrink_seconds: float = 120.0, log=None,
              replay: Optional[Sequence[int]] = None, offset: int = 0, stride: int = 1,
-             coverage: bool = False) -> dict:
+             coverage: bool = False, progress: Optional[str] = None) -> dict:
     """Run programs ``program_seed(seed, offset + i * stride)`` for i = 0.. until ``programs``
     or ``seconds`` is reached (or exactly the program seeds in ``replay``): a worker of a
     parallel run takes the slice ``offset::stride`` of the seed's programs.
     ``coverage``: count the calls of every patch's handlers (:func:`instrument_handlers`).
+    ``progress``: a file that holds ``<index> <program seed>`` of the program running (a
+    parallel run restarts a worker that crashed, e.g. a segfault in Dynamo, after it).
 
     Returns a JSON-able report: counts per category, runs, rate, versions, the
     patch states, every divergence (shrunk, with its source) and TdcompatWarnings.
@@ -2132,6 +2134,9 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
         if seconds is not None and time.monotonic() - start >= seconds:
             break
         pseed = replay[index] if replay is not None else program_seed(seed, offset + index * stride)
+        if progress:
+            with open(progress, "w") as fh:
+                fh.write(f"{index} {pseed}")
         index += 1
         configs = CONFIGS if all_configs else [CONFIGS[pseed % len(CONFIGS)]]
         for config in configs:
@@ -2220,6 +2225,8 @@ def summary(report: dict, standalone: bool = False) -> str:
     ]
     for cat in CATEGORIES:
         lines.append(f"  {cat:<12} {report['counts'][cat]}")
+    if report["counts"].get("crash"):
+        lines.append(f"  {'crash':<12} {report['counts']['crash']} (the worker process died; its other results lost)")
     lines.append(f"  fallback warnings: {len(report['fallback_warnings'])}")
     groups = dedup(report["divergences"])
     if groups:
