@@ -599,3 +599,30 @@ def deletion_replays_as_recorded(tx, obj, key) -> bool:
     import torch
 
     return delattr_ is torch.nn.Module.__delattr__ and order_module_deletion(tx, obj, key)
+
+
+def instance_dict_item(tx, obj, name: str):
+    """``obj.__dict__[name]`` for a key the object's real instance dict has and the frame has not
+    stored (the caller checked both): Dynamo's attribute read where that is the item (a user
+    object, no data descriptor of the class under that name), else the item itself under
+    ``DictGetItemSource(AttrSource(obj.source, "__dict__"), name)``.
+
+    A module's attribute read is not its item: 2.8/2.9's ``UnspecializedNNModuleVariable.var_getattr``
+    answers an empty hook dict (``_backward_hooks``, ``_forward_pre_hooks``...) with a sourceless
+    ``ConstDictVariable({})`` (guarded ``EMPTY_NN_MODULE_HOOKS_DICT``), a plain ``dict`` where the
+    item is an ``OrderedDict`` (``dict(m.__dict__)``, ``MyDict(m.__dict__)``, ``m.__dict__[k]``:
+    issue 26, measured). A property (a data descriptor) would answer its getter. Graph break for
+    either without a source to read the item from. Shared by dunder-dict-views and
+    instance-dict-writes."""
+    if not is_data_descriptor(type(obj.value), name) and type(obj) not in module_tracker_types():
+        return obj.var_getattr(tx, name)
+    source = getattr(obj, "source", None)
+    if source is None:
+        graph_break("__dict__ item read", f"{obj}.__dict__[{name!r}]",
+                    "the object has no source to read its instance dictionary item from")
+    from torch._dynamo import source as sources
+    from torch._dynamo.variables.builder import VariableBuilder
+
+    item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)  # 2.8 insists on the former
+    return VariableBuilder(tx, item_source(sources.AttrSource(source, "__dict__"), name))(
+        object.__getattribute__(obj.value, "__dict__")[name])

@@ -17,11 +17,23 @@ call must be a clean ``Unsupported``. Measured (2026-11-24) before the fixes:
   ``o.__dict__.keys() == {...}.keys()`` answered False there.
 * ``pop``/``update`` then iteration (fullgraph=False): wrong on 2.5/2.8 with tdcompat, on 2.12-2.15
   natively, for objects passed in.
+* ``dict(m.__dict__)``, ``MyDict(m.__dict__)``, ``OrderedDict(m.__dict__)``, ``{**m.__dict__}``,
+  ``d.update(m.__dict__)``, ``o.__dict__ = MyDict(o.__dict__)`` and ``m.__dict__[k]``/``.get(k)`` of an
+  input module: wrong on 2.8.0 and 2.9.1 with tdcompat (the empty hook ``OrderedDict``s came back as
+  plain dicts: ``UnspecializedNNModuleVariable.var_getattr`` answers them with a sourceless ``{}``); a
+  break with ``TDCOMPAT_DISABLE=dunder-dict-views`` and without tdcompat (measured 2026-11-24).
+* A view iterated inside a generator while its consumer adds or deletes a key
+  (``for i, kv in enumerate(o.__dict__.items()): o.new = 1``, a generator function, a generator
+  expression): eager raises ``RuntimeError``; with tdcompat 2.5.1 and 2.6.0 raised nothing (they run a
+  generator, the ``enumerate`` polyfill included, to its end before the consumer's first step); a break
+  without tdcompat. Right on 2.8-2.11 (measured 2026-11-24).
 """
 
 from __future__ import annotations
 
+import collections
 import collections.abc
+import itertools
 
 import pytest
 import torch
@@ -186,14 +198,8 @@ def test_isinstance_of_a_replaced_dict(cls, fullgraph):
 def test_isinstance_after_replacing_in_the_frame(cls, made):
     if _native_wrong(replace_then_isinstance):
         pytest.skip(f"wrong natively on torch {torch.__version__} (NATIVE)")
-    if cls is Mod and not made:
-        from tests.test_never_worse import _applied
-
-        if _applied("dunder-dict-views"):
-            # OPEN (measured on 2.8.0): `MyDict(m.__dict__)` of an input module compiles through the
-            # views and the rebuilt dict holds `_backward_hooks` etc. as plain dicts (OrderedDict in
-            # eager); with TDCOMPAT_DISABLE=dunder-dict-views it equals eager. Not fixed yet.
-            pytest.xfail("open: MyDict(m.__dict__) of an input module loses OrderedDict types (dunder-dict-views)")
+    # (Mod, input) was wrong on 2.8/2.9 with dunder-dict-views up to 35e8b21: the rebuilt MyDict held
+    # `_backward_hooks` etc. as plain dicts; see test_rebuilt_instance_dict below.
     fn = _made(replace_then_isinstance, cls) if made else replace_then_isinstance
     make = (lambda call: (torch.randn(3) * call,)) if made else _inputs(cls)
     for fullgraph in (True, False):
@@ -364,3 +370,394 @@ def test_set_of_keys_compiles_where_views_apply():
     if not _applied("dunder-dict-views"):
         pytest.skip("dunder-dict-views is not applied on this torch")
     assert _check(set_of_keys, _inputs(Plain), True, False) == "compiled"
+
+
+# -- issue 26 follow-up: rebuilding an instance dict keeps its values' types ----------------------------
+class MyOrderedDict(collections.OrderedDict):
+    pass
+
+
+def _hook(module, args, output):
+    return output
+
+
+class Holder:
+    """A plain object holding an OrderedDict, a dict subclass and a dict."""
+
+    def __init__(self, x):
+        self.a = x
+        self.b = collections.OrderedDict(p=1)
+        self.c = MyDict(q=2)
+        self.d = {"r": 3}
+
+
+class HookedMod(torch.nn.Module):
+    """A module with a submodule (deterministic parameters), an OrderedDict attribute, a dict-subclass
+    attribute and a forward hook (under a fixed key: hook handle ids differ between eager and compiled)."""
+
+    def __init__(self, x):
+        super().__init__()
+        self.a = x
+        self.b = 2
+        self.lin = torch.nn.Linear(2, 2)
+        with torch.no_grad():
+            self.lin.weight.fill_(0.5)
+            self.lin.bias.fill_(0.25)
+        self.od = MyOrderedDict(z=1)
+        self._forward_hooks[0] = _hook
+
+
+class HolderMapping(Mapping):
+    def __init__(self, x):
+        super().__init__(x)
+        self.c = collections.OrderedDict(p=1)
+        self.d = MyDict(q=2)
+
+
+REBUILD_CLASSES = (Holder, Mod, HookedMod, HolderMapping)
+
+
+def _value_types(d):
+    if isinstance(d, dict):
+        return type(d).__name__, [(k, type(v).__name__) for k, v in d.items()]
+    return type(d).__name__, [type(v).__name__ for v in d]
+
+
+def rebuilt_dict(o, x):
+    return _value_types(dict(o.__dict__)), x + 1
+
+
+def rebuilt_dict_of_items(o, x):
+    return _value_types(dict(o.__dict__.items())), x + 1
+
+
+def rebuilt_my_dict(o, x):
+    return _value_types(MyDict(o.__dict__)), x + 1
+
+
+def rebuilt_my_dict_of_items(o, x):
+    return _value_types(MyDict(o.__dict__.items())), x + 1
+
+
+def rebuilt_ordered_dict(o, x):
+    return _value_types(collections.OrderedDict(o.__dict__)), x + 1
+
+
+def rebuilt_by_unpacking(o, x):
+    return _value_types({**o.__dict__}), x + 1
+
+
+def rebuilt_by_copy(o, x):
+    return _value_types(o.__dict__.copy()), x + 1
+
+
+def rebuilt_by_update(o, x):
+    d = {}
+    d.update(o.__dict__)
+    return _value_types(d), x + 1
+
+
+def rebuilt_by_comprehension(o, x):
+    return _value_types({k: v for k, v in o.__dict__.items()}), x + 1
+
+
+def listed_values(o, x):
+    return _value_types(list(o.__dict__.values())), _value_types(tuple(o.__dict__.values())), x + 1
+
+
+def rebuilt_and_returned(o, x):
+    return dict(o.__dict__), MyDict(o.__dict__), x + 1
+
+
+def replaced_by_my_dict(o, x):
+    o.__dict__ = MyDict(o.__dict__)
+    return isinstance(o.__dict__, MyDict), x + 1
+
+
+def items_read(o, x):
+    d = o.__dict__
+    key = "_backward_hooks" if "_backward_hooks" in d else "b"
+    return type(d[key]).__name__, type(d.get("_forward_hooks", d.get("c"))).__name__, x + 1
+
+
+REBUILDS = (rebuilt_dict, rebuilt_dict_of_items, rebuilt_my_dict, rebuilt_my_dict_of_items, rebuilt_ordered_dict,
+            rebuilt_by_unpacking, rebuilt_by_copy, rebuilt_by_update, rebuilt_by_comprehension, listed_values,
+            rebuilt_and_returned, replaced_by_my_dict, items_read)
+
+
+@pytest.mark.parametrize("made", (False, True), ids=("input", "made"))
+@pytest.mark.parametrize("cls", REBUILD_CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("fn", REBUILDS, ids=lambda f: f.__name__)
+def test_rebuilt_instance_dict(fn, cls, made):
+    """A dict rebuilt from ``o.__dict__`` (or its items, or its values) holds the very values, with their
+    types (``OrderedDict`` hook dicts of a module, dict subclasses), as in eager; or a clean break.
+    Wrong on 2.8.0/2.9.1 with tdcompat up to 35e8b21 for input modules (plain dicts)."""
+    if _native_wrong(replace_then_isinstance) and fn is replaced_by_my_dict:
+        pytest.skip(f"wrong natively on torch {torch.__version__} (NATIVE)")
+    run = _made(fn, cls) if made else fn
+    make = (lambda call: (torch.randn(3) * call,)) if made else _inputs(cls)
+    for fullgraph in (True, False):
+        _check(run, make, fullgraph, True)
+
+
+def test_rebuilt_module_dict_compiles_where_views_apply():
+    """Where ``dunder-dict-views`` applies from 2.8 (``construct_dict`` polyfill), ``MyDict(m.__dict__)``
+    of an input module compiles and is right (it was the xfail of 35e8b21)."""
+    from packaging.version import Version
+
+    from tests.test_never_worse import _applied
+
+    if not _applied("dunder-dict-views") or _release() < Version("2.8"):
+        pytest.skip("dunder-dict-views is not applied here, or dict(x) breaks before 2.8")
+    for fn in (rebuilt_my_dict, rebuilt_dict, rebuilt_and_returned):
+        assert _check(fn, _inputs(HookedMod), True, False) == "compiled", fn.__name__
+
+
+# -- issue 26 follow-up: a view consumed by builtins and generators while keys change ------------------
+def _consume_enumerate(it, mutate):
+    out = []
+    for i, v in enumerate(it):
+        out.append(i)
+        if i == 0:
+            mutate()
+    return out
+
+
+def _consume_zip(it, mutate):
+    out = []
+    for v, j in zip(it, range(10)):
+        out.append(j)
+        if j == 0:
+            mutate()
+    return out
+
+
+def _consume_zip_second(it, mutate):
+    out = []
+    for j, v in zip(range(10), it):
+        out.append(j)
+        if j == 0:
+            mutate()
+    return out
+
+
+def _consume_map(it, mutate):
+    out = []
+    for j, v in enumerate(map(lambda v: 1, it)):
+        out.append(v)
+        if j == 0:
+            mutate()
+    return out
+
+
+def _consume_filter(it, mutate):
+    out = []
+    for v in filter(lambda v: True, it):
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+def _consume_map_mutating(it, mutate):
+    seen = []
+
+    def f(v):
+        if not seen:
+            mutate()
+        seen.append(1)
+        return 1
+
+    return list(map(f, it))
+
+
+def _consume_reversed(it, mutate):
+    out = []
+    for v in reversed(it):
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+def _consume_any(it, mutate):
+    seen = []
+
+    def f(v):
+        if not seen:
+            mutate()
+        seen.append(1)
+        return False
+
+    return any(f(v) for v in it)
+
+
+def _consume_all_then(it, mutate):
+    r = all(True for v in it)
+    mutate()
+    return r
+
+
+def _consume_sum(it, mutate):
+    r = sum(1 for v in it)
+    mutate()
+    return r
+
+
+def _consume_min_max(it, mutate):
+    seen = []
+
+    def key(v):
+        if not seen:
+            mutate()
+        seen.append(1)
+        return str(v)[:1]
+
+    return min(it, key=lambda v: str(v)[:1]) is not None, max(it, key=key) is not None
+
+
+def _consume_sorted(it, mutate):
+    seen = []
+
+    def key(v):
+        if not seen:
+            mutate()
+        seen.append(1)
+        return str(v)
+
+    return len(sorted(it, key=lambda v: str(v))), len(sorted(it, key=key))
+
+
+def _consume_list_tuple(it, mutate):
+    r = list(it), tuple(it)
+    mutate()
+    return len(r[0]), len(r[1])
+
+
+def _consume_next(it, mutate):
+    i = iter(it)
+    next(i)
+    mutate()
+    next(i)
+    return 1
+
+
+def _consume_loop(it, mutate):
+    out = []
+    for v in it:
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+def _consume_generator(it, mutate):
+    def gen():
+        for v in it:
+            yield v
+
+    out = []
+    for v in gen():
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+def _consume_generator_expression(it, mutate):
+    out = []
+    for v in (w for w in it):
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+def _consume_islice(it, mutate):
+    out = []
+    for v in itertools.islice(it, 0, 5):
+        out.append(1)
+        if len(out) == 1:
+            mutate()
+    return out
+
+
+CONSUMERS = (_consume_enumerate, _consume_zip, _consume_zip_second, _consume_map, _consume_filter,
+             _consume_map_mutating, _consume_reversed, _consume_any, _consume_all_then, _consume_sum,
+             _consume_min_max, _consume_sorted, _consume_list_tuple, _consume_next, _consume_loop,
+             _consume_generator, _consume_generator_expression, _consume_islice)
+
+VIEW_OF = {
+    "dict": lambda o: o.__dict__,
+    "keys": lambda o: o.__dict__.keys(),
+    "values": lambda o: o.__dict__.values(),
+    "items": lambda o: o.__dict__.items(),
+}
+
+
+def _add_key(o, x):
+    o.new = x
+
+
+def _del_key(o, x):
+    del o.b
+
+
+def _no_change(o, x):
+    pass
+
+
+def _consuming(consumer, view, mutation):
+    def run(o, x):
+        try:
+            r = consumer(VIEW_OF[view](o), lambda: mutation(o, x))
+        except RuntimeError:
+            r = "RuntimeError"
+        return r, x + 1
+
+    run.__name__ = f"{consumer.__name__}_{view}_{mutation.__name__}"
+    return run
+
+
+@pytest.mark.parametrize("mutation", (_add_key, _no_change), ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("view", tuple(VIEW_OF))
+@pytest.mark.parametrize("consumer", CONSUMERS, ids=lambda f: f.__name__[len("_consume_"):])
+def test_view_consumed_while_keys_change(consumer, view, mutation):
+    """Each builtin/generator consumer of ``o.__dict__`` (and its views), with a key added during the
+    consumption or not: compiled equals eager (a RuntimeError where eager raises one) or a clean break.
+    The generator consumers were wrong with tdcompat on 2.5.1 and 2.6.0 up to 35e8b21."""
+    run = _consuming(consumer, view, mutation)
+    for fullgraph in (True, False):
+        _check(run, _inputs(Plain), fullgraph, True)
+
+
+@pytest.mark.parametrize("mutation", (_add_key, _del_key), ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("consumer", (_consume_enumerate, _consume_generator, _consume_generator_expression,
+                                      _consume_zip, _consume_map, _consume_loop), ids=lambda f: f.__name__[9:])
+@pytest.mark.parametrize("cls", (Plain, Mod), ids=lambda c: c.__name__)
+def test_items_consumed_while_a_key_is_added_or_deleted(cls, consumer, mutation):
+    run = _consuming(consumer, "items", mutation)
+    for fullgraph in (True, False):
+        _check(run, _inputs(cls), fullgraph, True)
+
+
+def test_enumerate_of_items_raises_where_eager_raises():
+    """The reported shape: ``for i, (k, v) in enumerate(o.__dict__.items()): o.new = 1``. Without
+    fullgraph the compiled function raises the RuntimeError eager raises (2.5/2.6 with tdcompat up to
+    35e8b21: no RuntimeError)."""
+
+    def f(o, x):
+        out = []
+        for i, (k, v) in enumerate(o.__dict__.items()):
+            out.append((i, k))
+            if i == 0:
+                o.zz = 1
+        return out, x + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="eager")
+    for call in (1, 2):
+        for fn in (f, compiled):
+            o, x = _inputs(Plain)(call)
+            with pytest.raises(RuntimeError, match="changed size during iteration"):
+                fn(o, x)

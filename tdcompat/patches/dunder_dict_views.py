@@ -28,10 +28,15 @@ the iteration; 2.8-2.10 raised an observed TypeError there, issue 26); ``frozens
 comparisons and set operators of a view (``==``, ``!=``, ``|``, ``&``, ``-``, ``^``, ``isdisjoint``)
 graph-break (Dynamo compared the tracker: ``keys() == {...}.keys()`` was False on 2.8-2.10). The view
 keeps ``has_unpack_var_sequence`` False so that every loop iterates live. An input module's own
-keys are read as dict items (its attribute reads rebuilt hook ``OrderedDict``s as dicts in
-``dict(m.__dict__.items())``). Open: ``MyDict(m.__dict__)`` of an input module (same symptom, 2.8);
-``enumerate(view)`` on 2.5 consumes the live iterator at once (its polyfill is a generator), so a key
-added in that loop raises no RuntimeError. ``list(obj.__dict__.values())`` and other consumers still
+keys are read as dict items (``dynamo_api.instance_dict_item``; its attribute reads rebuilt empty hook
+``OrderedDict``s as plain dicts in ``dict(m.__dict__.items())``, and through instance-dict-writes'
+``m.__dict__[k]`` in ``dict(m.__dict__)``/``MyDict(m.__dict__)``/``{**m.__dict__}`` on 2.8/2.9).
+A step of a live iteration inside a generator that Dynamo runs to its end at once (every generator on
+2.5/2.6, the ``enumerate`` polyfill and generator expressions included) graph-breaks: there the
+generator runs ahead of its consumer, so a key the consumer adds between two steps raised no
+``RuntimeError`` (``for i, kv in enumerate(o.__dict__.items()): o.new = 1``, issue 26). That costs
+``enumerate(view)``, ``any(... for k in o.__dict__)``, ``sum(...)`` of a generator over a view on
+2.5/2.6 (a break, as without tdcompat). ``list(obj.__dict__.values())`` and other consumers still
 break.
 On 2.9-2.11 ``iter()`` is a polyfill that asks ``hasattr(obj.__dict__, "__iter__")`` first:
 answered as ``dict`` would (``GetAttrVariable.call_obj_hasattr``, inherited, wrapped there only).
@@ -42,7 +47,8 @@ from __future__ import annotations
 import functools
 
 from ..dynamo_api import (
-    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_receiver_types,
+    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_item,
+    instance_dict_receiver_types,
     is_data_descriptor, made_in_frame, module_tracker_types, new_object_kwargs, pending_stores, raise_observed)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
@@ -88,6 +94,28 @@ def _current_keys(tx, obj):
     return keys
 
 
+def _in_eager_generator(tx) -> bool:
+    """Is ``tx`` (or a frame it is inlined into) a generator that Dynamo runs to its end at once,
+    collecting what it yields (``InliningGeneratorInstructionTranslator.generated_items``: every
+    generator on 2.5/2.6, including the ``enumerate`` polyfill of 2.5 and generator expressions;
+    from 2.7 only with ``enable_faithful_generator_behavior`` off, and never for a context manager's
+    generator)? A live iteration stepped there runs ahead of its consumer: a key the consumer adds
+    between two steps raises ``RuntimeError`` in CPython and nothing in the trace (issue 26)."""
+    from torch._dynamo import config
+    from torch._dynamo.symbolic_convert import InliningGeneratorInstructionTranslator
+
+    if getattr(config, "enable_faithful_generator_behavior", False):
+        faithful = True
+    else:
+        faithful = False
+    while tx is not None:
+        if isinstance(tx, InliningGeneratorInstructionTranslator):
+            if not (faithful or getattr(tx, "is_generator_from_ctx_manager", False)):
+                return True
+        tx = getattr(tx, "parent", None)
+    return False
+
+
 def _keys_or_break(tx, obj, what: str):
     keys = _current_keys(tx, obj)
     if keys is None:
@@ -109,17 +137,9 @@ def _entry(tx, obj, kind: str, name: str):
 
 def _own_value(tx, obj, name: str):
     """``obj.__dict__[name]`` of an object passed in, for a key the frame has not stored: the
-    attribute read, unless a data descriptor of the class (a property) hides the item."""
-    if not is_data_descriptor(type(obj.value), name) and type(obj) not in module_tracker_types():
-        return obj.var_getattr(tx, name)
-    # A module's attribute read is not its dict item: 2.8 answered `_backward_hooks` (an OrderedDict)
-    # with a tracker that `dict(m.__dict__.items())` rebuilt as a plain dict (issue 26). Read the item.
-    from torch._dynamo import source as sources
-    from torch._dynamo.variables.builder import VariableBuilder
-
-    item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)
-    return VariableBuilder(tx, item_source(sources.AttrSource(obj.source, "__dict__"), name))(
-        obj.value.__dict__[name])
+    attribute read, unless a data descriptor of the class (a property) hides the item or the
+    object is a module (:func:`tdcompat.dynamo_api.instance_dict_item`)."""
+    return instance_dict_item(tx, obj, name)
 
 
 #: Comparisons and set operators of a view: Dynamo would compare the tracker, not the view
@@ -230,6 +250,10 @@ def _view_types():
                             "its keys changed during the iteration (CPython's answer depends on its table)")
 
         def next_variable(self, tx):
+            if _in_eager_generator(tx):
+                graph_break("__dict__ view", f"{self.obj}.__dict__ iteration inside a generator",
+                            "this Dynamo runs the generator to its end before its consumer's first step "
+                            "(a key added by the consumer would raise nothing)")
             self._check(tx)
             name = super().next_variable(tx).as_python_constant()
             return _entry(tx, self.obj, self.kind, name)

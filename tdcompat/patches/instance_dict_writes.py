@@ -198,28 +198,20 @@ def _read(tx, obj, key):
     """``obj.__dict__[key]`` for a present key: the instance dictionary's value.
 
     Dynamo's own read path (``obj.var_getattr(tx, key)``) is right for a key no
-    data descriptor of the class shadows; for one that is shadowed (a property
-    named like an instance key) it would return what the descriptor returns, so
-    read the dictionary item itself: a value written in this frame, or the real
-    ``obj.__dict__[key]`` under its own source.
+    data descriptor of the class shadows on a user object; for one that is shadowed
+    (a property named like an instance key) it would return what the descriptor
+    returns, and for a module it can answer another object (2.8/2.9: an empty hook
+    ``OrderedDict`` as a plain ``{}``), so read the dictionary item itself: a value
+    written in this frame, or the real ``obj.__dict__[key]`` under its own source
+    (:func:`tdcompat.dynamo_api.instance_dict_item`).
     """
     effects_begin()  # may inline user code (__getattr__) or install guards
     side_effects = tx.output.side_effects
     if side_effects.has_pending_mutation_of_attr(obj, key):
         return side_effects.load_attr(obj, key)
-    if not is_data_descriptor(type(obj.value), key):
-        return obj.var_getattr(tx, key)
-    source = getattr(obj, "source", None)
-    if source is None:
-        from ..dynamo_api import graph_break
+    from ..dynamo_api import instance_dict_item
 
-        graph_break("__dict__ read shadowed by a data descriptor", f"{obj}.__dict__[{key!r}]",
-                    "the object has no source to read its instance dictionary from")
-    from torch._dynamo import source as sources
-    from torch._dynamo.variables.builder import VariableBuilder
-
-    item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)  # 2.8 insists on the former
-    return VariableBuilder(tx, item_source(sources.AttrSource(source, "__dict__"), key))(obj.value.__dict__[key])
+    return instance_dict_item(tx, obj, key)
 
 
 def _handle_read(tx, obj, name, call_args, call_kwargs):
