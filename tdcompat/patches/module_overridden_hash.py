@@ -34,7 +34,9 @@ trace-time hash; CPython by hash, then identity, then ``__eq__``. With an identi
 hash they agree as long as (1) the hash of each module stays what it was when it was
 added: the patch refuses (graph break, Dynamo's own answer) to hash a module while the
 frame has a pending write or deletion of a key its ``__hash__`` reads, or has modified
-its instance dict, so any lookup after such a mutation breaks; (2) two distinct modules
+its instance dict, so any lookup after such a mutation breaks (``x in s`` swallows that
+``Unsupported`` and falls back to iterating ``s`` with ``is``/``==``: iterating a set or dict
+that holds such a changed module breaks too); (2) two distinct modules
 never meet with equal hashes: where they do at trace time, ``is_python_equal`` below
 graph-breaks (CPython would ask ``__eq__``), and distinct live objects colliding at run
 time would need two tuples of distinct ids to hash alike (a residual chance of about
@@ -43,7 +45,10 @@ the set's iteration order, which in CPython follows the hash values (memory addr
 here, not guarded) and in Dynamo the insertion order: iterating or ``pop()``-ing a set of
 two or more elements of which one is an accepted module graph-breaks
 (``SetVariable.unpack_var_sequence``/``call_method('pop')``). Dict keys keep insertion
-order in both, and membership (all ``named_modules``' memo does) is unaffected.
+order in both, and membership (all ``named_modules``' memo does) is unaffected. Residual:
+``m in s`` for a module ``m`` *not* in ``s`` whose hash inputs the frame changed falls back
+to comparing ``m`` with each element by ``==``, where CPython compares none (their hashes
+differ); for a class that keeps ``object.__eq__`` (identity) that is the same answer.
 
 Deferred (Dynamo's ``Unsupported: User-defined object with overridden __hash__``):
 every other ``__hash__`` (value-based, reading attributes, with side effects, calling

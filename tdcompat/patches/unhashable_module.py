@@ -38,6 +38,16 @@ buffers, in the same order, as for a hashable module; it still runs only when
 Everything else (hashable trees, the common case) is deferred after an
 ``id()`` walk of ``_modules``.
 
+Every read the patch makes is static: instance dicts through
+``object.__getattribute__(m, "__dict__")``, ``_modules`` as the dict stored
+there, hashability through ``inspect.getattr_static(cls, "__hash__")``. No
+user ``__getattr__`` runs: Dynamo wraps half-built modules too (the copy
+``copy.deepcopy`` makes, compiled as ``self`` of ``__setstate__`` with an empty
+``__dict__``), where tensordict's ``TensorDictModule.__getattr__`` reads
+``self._parameters`` while compiling (2.13+) and recursed until
+``RecursionError``. A module in the tree without a ``_modules`` dict of its own
+defers (the walk could not be the one ``named_modules`` makes).
+
 Left alone: the compiled function calling ``m.parameters()`` itself still
 raises ``TypeError`` exactly as eager does. During the original ``wrap_module``
 (compile time only) another thread calling ``m.named_modules()`` on the very
