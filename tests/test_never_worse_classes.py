@@ -103,6 +103,8 @@ def _own_tag_then(second):
         elif second == "deleted":
             if "tag" in vars(TagSub):
                 del TagSub.tag
+        elif second == "changed":  # the own entry holds another value: the write changes it
+            TagSub.tag = "b"
         else:  # a fresh subclass without its own entry bound to the same global
             TagSub = type("TagSub", (TagBase,), {})
         cls = TagSub
@@ -111,7 +113,7 @@ def _own_tag_then(second):
     return prepare
 
 
-@pytest.mark.parametrize("second", ["deleted", "rebound"])
+@pytest.mark.parametrize("second", ["deleted", "changed", "rebound"])
 @pytest.mark.parametrize("fullgraph", [True, False])
 def test_class_setattr_guards_the_own_entry(second, fullgraph):
     """``class-setattr`` once skipped the store under a guard on the inherited ``TagSub.tag``:
