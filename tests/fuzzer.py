@@ -7,7 +7,11 @@ not, and in tdcompat's families it never returns a silently wrong result at all.
 This module generates small programs from a grammar over the patterns tdcompat
 patches (attribute writes and reads on plain objects, modules and mappings,
 ``obj.__dict__`` and ``vars(obj)`` reads and writes, ``dict(m)``/``{**m}``/
-``f(**m)`` over mappings, ``with obj:``, weak references), renders each as
+``f(**m)`` over mappings, ``with obj:``, weak references; and, for 60% of the
+seeds, the patch families of issue 26: ``hash()`` of every kind of value, class
+attributes, ``copy.deepcopy``, ``dataclasses``, Enum classes, module attribute
+deletion and re-registration, ``obj.__dict__`` consumed by builtins; see
+``FAMILIES``), renders each as
 Python *source text*, and runs it three ways in this one process:
 
 1. eagerly;
@@ -45,6 +49,12 @@ made arguments, while its category and both sides' outcomes persist; the result
 is rerun once and flagged if it does not diverge on its own) and printed as
 ``make()`` + ``f()`` (``Program.compact_source``) or as a self-contained script
 with the classes and a ``check()`` (``Program.source``).
+
+Besides ``out``, the arguments and the globals, each call compares the key ORDER
+of every object's ``__dict__`` (``_orders``: the shared snapshot sorts attributes)
+and the class attributes the programs write (``class_state``).
+:func:`instrument_handlers` counts the calls of every patch handler
+(``scripts/fuzz.py --coverage``; tests/test_fuzz_coverage.py).
 
 Entry points: :func:`run_fuzz` (used by ``scripts/fuzz.py``), :func:`generate`,
 :class:`Program.source`, :func:`run_program`, :func:`shrink`.
