@@ -94,6 +94,8 @@ def _call_setattr(wrapped, instance, args, kwargs):
         return DEFER  # a metaclass (or a base of it) with its own __setattr__
     if meta is not type and _static(meta, name) is not _MISSING:
         return DEFER  # the metaclass has an attribute of that name (a descriptor would run)
+    if _static(meta, "__dict__") is not type.__dict__["__dict__"]:
+        return DEFER  # `cls.__dict__` (what the guard reads) would not be the class's namespace
     if tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER  # Dynamo tracks this class's mutations itself
     if not val.is_python_constant():
