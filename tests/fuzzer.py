@@ -483,7 +483,8 @@ class KMeta(type):
     """A metaclass whose ``__setattr__`` counts writes in ``nset``."""
 
     def __setattr__(cls, name, value):
-        type.__setattr__(cls, "nset", cls.__dict__.get("nset", 0) + 1)
+        count = cls.__dict__.get("nset", 0)
+        type.__setattr__(cls, "nset", (count if type(count) is int else 0) + 1)
         type.__setattr__(cls, name, value)
 
 
