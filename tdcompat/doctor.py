@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 from typing import Callable, Dict, List, Optional
 
@@ -43,20 +44,25 @@ def _run_side(patched: bool, backends: List[str], names: List[str], progress: Op
     cmd += ["--patched"] if patched else []
     for backend in backends:
         cmd += ["--backend", backend]
-    with subprocess.Popen(cmd + names, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
-        # stdout is one JSON line at the end: read stderr as it comes, stdout after.
+    # stdout (one JSON line, often more than a pipe holds) goes to a file, so reading the
+    # progress lines of stderr as they come can never block the runner's final write.
+    with tempfile.TemporaryFile("w+") as out, subprocess.Popen(
+        cmd + names, stdout=out, stderr=subprocess.PIPE, text=True, env=env
+    ) as proc:
         errors = []
-        assert proc.stderr is not None and proc.stdout is not None
+        assert proc.stderr is not None
         for line in proc.stderr:
             parts = line.split(" ", 3)
             if parts[0] == "progress" and len(parts) == 4 and progress is not None:
                 progress(int(parts[1]), int(parts[2]), parts[3].strip())
             elif parts[0] != "progress":
                 errors.append(line)
-        out = proc.stdout.read()
+        proc.wait()
+        out.seek(0)
+        text = out.read()
     if proc.returncode != 0:
         raise RuntimeError(f"case runner failed ({'patched' if patched else 'unpatched'}):\n{''.join(errors)[-3000:]}")
-    return json.loads(out.strip().splitlines()[-1])
+    return json.loads(text.strip().splitlines()[-1])
 
 
 class _Progress:
