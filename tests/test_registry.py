@@ -573,6 +573,13 @@ WHEN_RELEASES = {
     # 2.12 iterates a copy of a dict tracker's keys; 2.13 added DictViewIterator (the patch starts at 2.12)
     ("dunder-dict-order", "DunderDictVariable.call_method"): "<2.13",
     ("dunder-dict-order", "DictViewVariable.call_method"): "<2.13",
+    # issue 26 follow-up (dunder-dict-order): 2.12's own DictItemsVariable.__iter__ and map/filter copies
+    ("dunder-dict-order", "DictItemsVariable.call_method"): "<2.13",
+    ("dunder-dict-order", "BuiltinVariable.call_map"): "<2.13",
+    ("dunder-dict-order", "BuiltinVariable.call_filter"): "<2.13",
+    # BuiltinVariable._call_min_max takes key= (measured on 2.15.0; not on 2.13.0; 2.14 has no env here)
+    ("dunder-dict-order", "BuiltinVariable.call_min"): ">=2.15",
+    ("dunder-dict-order", "BuiltinVariable.call_max"): ">=2.15",
     # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)
     ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",
 }

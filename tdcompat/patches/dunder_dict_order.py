@@ -21,6 +21,13 @@ the views' ``__iter__`` return an iterator that does the same (and guards an inp
 and their order, as Dynamo's own ``__iter__`` does). A key deleted and stored again in the
 frame, or (2.12, which records a slot store like a dict write) a stored slot name: a graph
 break.
+
+Consumers that take a copy before user code runs between the steps (issue 26 follow-up, measured
+2026-11-24): on 2.12 ``o.__dict__.items()`` answers ``__iter__`` in ``DictItemsVariable``'s own
+``call_method`` (a copy: ``for k, v in o.__dict__.items(): o.new = 1`` raised nothing), and
+``map(f, o.__dict__)``/``filter(...)`` unpack a copy: they get the live iterator (which answers
+``has_unpack_var_sequence`` False so that they step it). ``reversed(o.__dict__)`` (2.12+, a reversed
+copy) and, where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the copy) graph-break.
 """
 
 from __future__ import annotations
@@ -140,6 +147,11 @@ def _live_iterator_type():
             value = self.proxy[key_vt.as_python_constant()]
             return value if self.kind == "values" else TupleVariable([key_vt, value])
 
+        def has_unpack_var_sequence(self, tx) -> bool:
+            # False: map()/filter()/zip() step it live instead of taking a copy at once (a key
+            # added by map's function raised no RuntimeError); list()/tuple() force-unpack it
+            return False
+
         def next_variable(self, tx):
             self._check(tx)
             return self._entry(super().next_variable(tx))
@@ -215,6 +227,88 @@ def _iter_call(wrapped, instance, args, kwargs):
     return _live_iterator_type()(proxy, kind)
 
 
+def _proxy_and_kind(vt):
+    """(proxy, "keys"/"values"/"items") for ``o.__dict__`` or one of its views, else (None, None)."""
+    from torch._dynamo.variables.dicts import DictViewVariable
+
+    proxy = _proxy_of(vt)
+    if proxy is not None:
+        return proxy, "keys"
+    if isinstance(vt, DictViewVariable):
+        proxy = _proxy_of(getattr(vt, "dv_dict", None))
+        if proxy is not None and vt.kv in ("keys", "values", "items"):
+            return proxy, vt.kv
+    return None, None
+
+
+@fail_safe(NAME)
+def _reversed(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_reversed(tx, obj)``: Dynamo reverses a copy (``unpack_var_sequence``), so
+    a key the consumer adds raised no ``RuntimeError`` (CPython's reverse dict iterators raise it;
+    silently wrong on 2.12.1 and 2.13.0, measured). A graph break for ``o.__dict__`` and its views."""
+    if kwargs or len(args) != 2:
+        return DEFER
+    proxy, kind = _proxy_and_kind(args[1])
+    if proxy is None:
+        return DEFER
+    graph_break("__dict__ iteration", f"reversed({proxy.item}.__dict__)",
+                "tdcompat iterates an instance dict live forwards only (Dynamo reverses a copy)")
+
+
+@fail_safe(NAME)
+def _map_filter(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_map(tx, fn, *seqs)`` / ``call_filter(tx, fn, seq)`` (2.12): Dynamo takes a
+    copy of each sequence it can unpack, so a key ``fn`` (or the loop over the result) adds raised no
+    ``RuntimeError`` (measured on 2.12.1). ``o.__dict__`` and its views are handed over as the live
+    iterator ``for k in o.__dict__`` gets instead (same guards)."""
+    if len(args) < 3:
+        return DEFER
+    tx = args[0]
+    new = list(args)
+    found = False
+    for i in range(2, len(args)):
+        proxy, kind = _proxy_and_kind(args[i])
+        if proxy is None:
+            continue
+        if not found:
+            effects_begin()
+            found = True
+        dict_vt = args[i] if _proxy_of(args[i]) is not None else args[i].dv_dict
+        _guard_keys(tx, dict_vt)
+        new[i] = _live_iterator_type()(proxy, kind)
+    if not found:
+        return DEFER
+    return wrapped(*new, **kwargs)
+
+
+@fail_safe(NAME)
+def _min_max(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_min``/``call_max(tx, iterable, key=f)`` (2.15 takes ``key`` here; 2.13 does not,
+    2.14 not measured): Dynamo
+    unpacks a copy first and calls ``f`` on it afterwards, so a key ``f`` adds raised no
+    ``RuntimeError`` (CPython calls ``f`` between the steps; silently wrong on 2.15.0, measured).
+    A graph break for ``o.__dict__`` and its views with a ``key``; without one no user code runs
+    between the steps and Dynamo's answer stands."""
+    key = kwargs.get("key")
+    if len(args) != 2 or key is None or key.is_constant_none():
+        return DEFER
+    proxy, kind = _proxy_and_kind(args[1])
+    if proxy is None:
+        return DEFER
+    graph_break("__dict__ iteration", f"min/max({proxy.item}.__dict__, key=...)",
+                "Dynamo calls the key function after taking a copy of the instance dict")
+
+
+def _min_max_take_key() -> bool:
+    """only where ``BuiltinVariable._call_min_max`` takes ``key`` (2.15.0; 2.13 uses a live polyfill)"""
+    import inspect
+
+    from torch._dynamo.variables.builtin import BuiltinVariable
+
+    method = getattr(BuiltinVariable, "_call_min_max", None)
+    return method is not None and "key" in inspect.signature(method).parameters
+
+
 PATCH = Patch(
     name=NAME,
     fixes="`list(obj.__dict__)` / `vars(obj)` iterated after adding an attribute put the new key first; "
@@ -234,13 +328,27 @@ PATCH = Patch(
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
         Target("torch._dynamo.variables.dicts", "DictViewVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
+        # 2.12's DictItemsVariable answers __iter__ in its own call_method (a copy): `for k, v in
+        # o.__dict__.items(): o.new = 1` raised no RuntimeError (measured on 2.12.1)
+        Target("torch._dynamo.variables.dicts", "DictItemsVariable", "call_method", _iter_gate,
+               params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_map", _map_filter,
+               params=("tx",), when=_copies_when_iterating),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_filter", _map_filter,
+               params=("tx",), when=_copies_when_iterating),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _reversed,
+               params=("tx",)),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_min", _min_max,
+               params=("tx",), when=_min_max_take_key),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_max", _min_max,
+               params=("tx",), when=_min_max_take_key),
     ),
     requires=(
         "torch._dynamo.variables.dicts:SideEffectsProxyDict.side_effects_table",
         "torch._dynamo.variables.dicts:HashableTracker",
         "torch._dynamo.variables:DeletedVariable",
     ),
-    summary="obj.__dict__ iterates in CPython's order: the object's keys, then the added ones",
+    summary="obj.__dict__ iterates in CPython's order and live: the object's keys, then the added ones",
     history=(
         ("2.5-2.11",
          "not this gap: `SideEffectsProxyDict` comes with `DunderDictVariable` in 2.12 (pytorch/pytorch#174570)"),
@@ -249,6 +357,8 @@ PATCH = Patch(
          "`list(vars(o))`, `dict(vars(o))` after `o.z = v` put the new key first (silently wrong; measured on "
          "2.12.1, 2.13.0 and 2.15.0, plain objects and modules). A key added while iterating `o.__dict__` "
          "raises no `RuntimeError`, and a key deleted and set again keeps its old place (silently wrong on "
-         "2.12.1-2.15.0; 2.12 iterates a copy of the keys, 2.13+ a copy made by the proxy). Open upstream"),
+         "2.12.1-2.15.0; 2.12 iterates a copy of the keys, 2.13+ a copy made by the proxy). Consumers that copy "
+         "first raise no `RuntimeError` for a key added meanwhile: `.items()` iteration, `map`, `filter` (2.12.1), "
+         "`reversed` (2.12.1, 2.13.0, 2.15.0), `min`/`max` with a `key` (2.15.0). Open upstream"),
     ),
 )
