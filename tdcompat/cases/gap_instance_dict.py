@@ -751,7 +751,9 @@ def _reorder(args):
 
 
 def input_dict_keys_order(x, o):
-    return [k for k in o.__dict__.keys()], x + sum(v for v in o.__dict__.values() if isinstance(v, int))
+    """A list comprehension, not a generator: 2.5-2.6 run a generator to its end before its
+    consumer's first step, so a live step inside one graph-breaks (``dunder-dict-views``)."""
+    return [k for k in o.__dict__.keys()], x + sum([v for v in o.__dict__.values() if isinstance(v, int)])
 
 
 def input_dict_add_during_iteration(x, o):

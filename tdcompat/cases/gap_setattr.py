@@ -113,12 +113,6 @@ def write_then_read(bag, x):
     return bag.cache * bag.scale + bag["w"]
 
 
-def delete_then_add(bag, x):
-    del bag.scale
-    bag.scale = 5.0
-    return x * bag.scale
-
-
 def with_mapping_as_context(bag, x):
     with bag.scaled(3.0) as scope:
         y = x * bag["w"] * bag.scale * bag.depth
@@ -158,7 +152,6 @@ CASES = (
     _case("setattr_mapping_delete", delete_attr, _bag_inputs, "`del bag.scale`"),
     _case("setattr_mapping_graph_tensor", assign_graph_tensor, _bag_inputs, "`bag.cache = <tensor made in the graph>`"),
     _case("setattr_mapping_read_back", write_then_read, _bag_inputs, "write, then read the attribute back"),
-    _case("setattr_mapping_delete_then_add", delete_then_add, _bag_inputs, "`del bag.scale` then assign it again"),
     _case(
         "setattr_mapping_context_manager",
         with_mapping_as_context,
