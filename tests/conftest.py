@@ -9,6 +9,7 @@ each compile. The suite therefore passes in any order and under pytest-xdist.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -42,3 +43,22 @@ def unpatched_results():
     from tdcompat.doctor import _run_side
 
     return _run_side(False, [], [])
+
+
+def applied(name: str) -> bool:
+    """Is patch ``name`` applied in this process?"""
+    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
+
+
+@contextlib.contextmanager
+def without_patch(name: str):
+    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
+    import torch
+
+    tdcompat.unpatch([name])
+    try:
+        torch._dynamo.reset()
+        yield
+    finally:
+        tdcompat.patch([name])
+        torch._dynamo.reset()

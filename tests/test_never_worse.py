@@ -33,7 +33,6 @@ code would be wrong. Each was found by the fuzzer (issue 11). Measured without t
 from __future__ import annotations
 
 import abc
-import contextlib
 
 import pytest
 import torch
@@ -41,6 +40,8 @@ import torch
 from tdcompat.cases.harness import vary
 from tdcompat.cases.mappings import StoreMapping
 from tdcompat.cases.snapshot import diff, snapshot
+
+from conftest import applied as _applied, without_patch as _without
 
 
 class Shadowed:
@@ -288,26 +289,6 @@ class Named(torch.nn.Module):
 def modules_with_equal_hashes(a, b, x):
     y = x * a.w + b.w
     return y, len({a, b})
-
-
-def _applied(name: str) -> bool:
-    import tdcompat
-
-    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
-
-
-@contextlib.contextmanager
-def _without(name: str):
-    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
-    import tdcompat
-
-    tdcompat.unpatch([name])
-    try:
-        torch._dynamo.reset()
-        yield
-    finally:
-        tdcompat.patch([name])
-        torch._dynamo.reset()
 
 
 def test_distinct_modules_with_equal_hashes_are_never_merged_wrongly():

@@ -30,27 +30,9 @@ import torch
 from tdcompat.cases.snapshot import diff, snapshot
 from tdcompat.versions import parse_torch_version
 
+from conftest import applied as _applied, without_patch as _without
+
 TORCH = parse_torch_version(torch.__version__).release[:2]
-
-
-def _applied(name: str) -> bool:
-    import tdcompat
-
-    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
-
-
-@contextlib.contextmanager
-def _without(name: str):
-    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
-    import tdcompat
-
-    tdcompat.unpatch([name])
-    try:
-        torch._dynamo.reset()
-        yield
-    finally:
-        tdcompat.patch([name])
-        torch._dynamo.reset()
 
 
 def _compare(fn, prepare, calls=2, fullgraph=True):

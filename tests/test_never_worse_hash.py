@@ -25,7 +25,6 @@ inputs, torch 2.5.1 and 2.12.1; on 2.10.0 for module hashing):
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import random
@@ -37,24 +36,9 @@ from torch._dynamo.exc import Unsupported
 import tdcompat
 from tdcompat.versions import parse_torch_version
 
-from conftest import last_json, run_python
+from conftest import applied as _applied, last_json, run_python, without_patch as _without
 
 TORCH = parse_torch_version(torch.__version__).release[:2]
-
-
-def _applied(name: str) -> bool:
-    return any(s.name == name and s.state.value == "applied" for s in tdcompat.status())
-
-
-@contextlib.contextmanager
-def _without(name: str):
-    tdcompat.unpatch([name])
-    try:
-        torch._dynamo.reset()
-        yield
-    finally:
-        tdcompat.patch([name])
-        torch._dynamo.reset()
 
 
 def _outcome(fn, *args):
