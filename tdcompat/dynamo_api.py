@@ -114,6 +114,15 @@ def forget_deleted_attr(item, name) -> None:
             names.discard(name)
 
 
+def _forget_if_last(side_effects, item, name) -> None:
+    """A name stored again after its deletion: once the record lists it last (Dynamo 2.14+
+    itself, readd-order or the readd tracker), its place is CPython's and readers need not
+    refuse it."""
+    record = pending_stores(side_effects, item)
+    if record and list(record)[-1] == name:
+        forget_deleted_attr(item, name)
+
+
 def deleted_attr_names(obj) -> frozenset:
     """The names deleted from ``obj`` in this trace (see :func:`note_deleted_attr`)."""
     names = set()
@@ -152,9 +161,7 @@ def deletion_tracker():
         if type(value) is not DeletedVariable and item is not None and made_in_frame(item):
             # Stored again: where the record now lists it last (Dynamo 2.14+ itself, or
             # readd-order), its place is CPython's and readers need not refuse it.
-            record = pending_stores(instance, item)
-            if record and list(record)[-1] == name:
-                forget_deleted_attr(item, name)
+            _forget_if_last(instance, item, name)
         return result
 
     @gate(note)
@@ -237,9 +244,7 @@ def readd_tracker():
         guard_dict_contains(AttrSource(source, "__dict__"), name, False)
         del record[name]  # the store below appends it: the key's place in CPython's dict
         result = wrapped(*args, **kwargs)
-        record = pending_stores(instance, item)
-        if record and list(record)[-1] == name:
-            forget_deleted_attr(item, name)
+        _forget_if_last(instance, item, name)
         return result
 
     @gate(restore)
@@ -281,6 +286,20 @@ def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
         exc.raise_observed_exception(exc_type, tx, tx)
     exc.raise_observed_exception(exc_type, tx)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+#: What :func:`static_lookup` returns for a name no class on the MRO defines.
+MISSING = object()
+
+
+def static_lookup(cls: type, name: str):
+    """``name`` looked up on ``cls`` and its bases without running anything (no metaclass
+    ``__getattribute__``, no descriptor, no user ``__mro__``), or :data:`MISSING`."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        found = type.__dict__["__dict__"].__get__(klass).get(name, MISSING)
+        if found is not MISSING:
+            return found
+    return MISSING
 
 
 def is_data_descriptor(cls: type, name: str) -> bool:

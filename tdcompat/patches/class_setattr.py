@@ -39,7 +39,7 @@ stands (a graph break).
 
 from __future__ import annotations
 
-from ..dynamo_api import const_str
+from ..dynamo_api import MISSING, const_str, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -47,7 +47,6 @@ NAME = "class-setattr"
 
 #: Not float: its guard is ``==`` (``0.0 == -0.0``), which cannot tell a write that changes the sign.
 _CONSTANT_TYPES = (type(None), bool, int, str)
-_MISSING = object()
 _CLASS_TRACKER = None
 
 
@@ -75,7 +74,7 @@ def _unchanged(cls: type, name: str, new) -> bool:
     """Would ``setattr(cls, name, new)`` leave ``cls`` exactly as it is?"""
     if type(new) not in _CONSTANT_TYPES:
         return False
-    own = vars(cls).get(name, _MISSING)
+    own = vars(cls).get(name, MISSING)
     return type(own) is type(new) and own == new
 
 
@@ -90,11 +89,11 @@ def _call_setattr(wrapped, instance, args, kwargs):
     if name is None or name.startswith("__") or obj.source is None or not isinstance(cls, type):
         return DEFER
     meta = type(cls)
-    if type.__dict__["__setattr__"] is not _static(meta, "__setattr__"):
+    if type.__dict__["__setattr__"] is not static_lookup(meta, "__setattr__"):
         return DEFER  # a metaclass (or a base of it) with its own __setattr__
-    if meta is not type and _static(meta, name) is not _MISSING:
+    if meta is not type and static_lookup(meta, name) is not MISSING:
         return DEFER  # the metaclass has an attribute of that name (a descriptor would run)
-    if _static(meta, "__dict__") is not type.__dict__["__dict__"]:
+    if static_lookup(meta, "__dict__") is not type.__dict__["__dict__"]:
         return DEFER  # `cls.__dict__` (what the guard reads) would not be the class's namespace
     if tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER  # Dynamo tracks this class's mutations itself
@@ -137,15 +136,6 @@ def _guard_hasattr(base, name: str) -> None:
         install_guard(base.make_guard(functools.partial(GuardBuilder.HASATTR, attr=name)))
     else:
         install_guard(AttrSource(base, name).make_guard(GuardBuilder.HASATTR))
-
-
-def _static(cls, name):
-    """``name`` looked up on ``cls`` and its bases without running anything, or ``_MISSING``."""
-    for klass in type.__dict__["__mro__"].__get__(cls):
-        found = type.__dict__["__dict__"].__get__(klass).get(name, _MISSING)
-        if found is not _MISSING:
-            return found
-    return _MISSING
 
 
 PATCH = Patch(

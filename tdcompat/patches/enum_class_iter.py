@@ -41,6 +41,7 @@ with its own protocol, or ``iter(cls, sentinel)``: Dynamo's own method.
 
 from __future__ import annotations
 
+from ..dynamo_api import MISSING, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
@@ -52,16 +53,6 @@ _kinds: tuple = ()  # the trackers of a class, once loaded
 #: The protocol a metaclass must leave to ``enum.EnumMeta`` for the members this patch builds to be
 #: what CPython's iteration, ``reversed``, ``len``, ``in`` and truth test would see.
 _PROTOCOL = ("__iter__", "__reversed__", "__len__", "__contains__", "__bool__", "__getitem__")
-_MISSING = object()
-
-
-def _static(cls, name):
-    """``name`` looked up on ``cls`` and its bases without running anything, or ``_MISSING``."""
-    for klass in type.__dict__["__mro__"].__get__(cls):
-        found = type.__dict__["__dict__"].__get__(klass).get(name, _MISSING)
-        if found is not _MISSING:
-            return found
-    return _MISSING
 
 
 def _load_kinds() -> tuple:
@@ -90,7 +81,7 @@ def _enum_members(obj):
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         return None
     meta = type(cls)
-    if any(_static(meta, name) is not _static(enum.EnumMeta, name) for name in _PROTOCOL):
+    if any(static_lookup(meta, name) is not static_lookup(enum.EnumMeta, name) for name in _PROTOCOL):
         return None  # a metaclass that iterates (or counts, or reverses) its own way
     own = type.__dict__["__dict__"].__get__(cls)
     names, members = own.get("_member_names_"), own.get("_member_map_")
@@ -98,7 +89,7 @@ def _enum_members(obj):
         return None
     if not all(type(name) is str and name in members for name in names):
         return None
-    if _static(meta, "_member_names_") is not _MISSING or _static(meta, "_member_map_") is not _MISSING:
+    if static_lookup(meta, "_member_names_") is not MISSING or static_lookup(meta, "_member_map_") is not MISSING:
         return None  # a metaclass attribute of that name would be what `cls._member_names_` reads
     return list(names), [members[name] for name in names]
 
