@@ -227,3 +227,21 @@ def real_clients(session: nox.Session, minor: str) -> None:
     else:
         session.run(python, "-m", "pytest", "-m", "real_client", "tests/test_real_clients.py", *session.posargs,
                     external=True)
+
+
+# ---- lint (ruff + mypy) -------------------------------------------------------------------------------------------
+
+
+@nox.session(name="lint")
+def lint(session: nox.Session) -> None:
+    """ruff over the tree and mypy over tdcompat, as pyproject.toml configures them.
+
+    A small environment of its own with the versions pinned in pyproject.toml's ``[dependency-groups] lint``
+    (no torch: mypy sees torch, wrapt and tensordict as untyped). ``nox -s lint -- --fix`` passes options to ruff.
+    """
+    session.install(*nox.project.dependency_groups(nox.project.load_toml(HERE / "pyproject.toml"), "lint"))
+    session.run("ruff", "check", *session.posargs)
+    session.run("mypy")
+
+
+# ---- end lint -----------------------------------------------------------------------------------------------------
