@@ -245,3 +245,32 @@ def lint(session: nox.Session) -> None:
 
 
 # ---- end lint -----------------------------------------------------------------------------------------------------
+
+
+# --- upstream-tests (issues 27, 28): PyTorch's own Dynamo tests per release, without and with tdcompat ---------
+UPSTREAM_TESTS_MINORS = ("2.5", "2.6", "2.8", "2.10", "2.13", "2.15")
+
+
+@nox.session(name="upstream-tests", python=False, default=False)
+def upstream_tests(session: nox.Session) -> None:
+    """PyTorch's own Dynamo tests per release, without and with tdcompat (docs/upstream_tests.md).
+
+    ``nox -s upstream-tests -- --tests-dir DIR [--minor 2.8 ...] [--out-dir benchmarks/upstream_tests]``:
+    ``scripts/upstream_tests.py`` in the reused ``tests-<minor>`` environments (default: 2.5, 2.6, 2.8,
+    2.10, 2.13, 2.15), natively then with tdcompat, one pytest process at a time, then the report.
+    DIR holds upstream's ``test/dynamo`` files (not committed; docs/upstream_tests.md says which)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="nox -s upstream-tests --")
+    parser.add_argument("--tests-dir", required=True)
+    parser.add_argument("--minor", action="append", choices=list(MATRIX))
+    parser.add_argument("--out-dir", default="benchmarks/upstream_tests")
+    args, rest = parser.parse_known_args(session.posargs)
+    env = {"PYTHONPATH": str(HERE)}
+    for minor in args.minor or UPSTREAM_TESTS_MINORS:
+        python = _tests_python(session, minor)
+        for mode in ("native", "tdcompat"):
+            out = f"{args.out_dir}/{MATRIX[minor][0]}-{mode}.json"
+            session.run(python, "scripts/upstream_tests.py", "--tests-dir", args.tests_dir, "--python", python,
+                        "--mode", mode, "--out", out, *rest, external=True, env=env)
+    session.run("python", "scripts/upstream_tests.py", "--report", args.out_dir, external=True)
