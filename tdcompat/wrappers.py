@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 DEFER = object()
 
@@ -74,7 +74,7 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
 
             try:
                 result = handler(original, instance, args, kwargs)
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 had_effects = state.effects
                 state.effects = outer
                 from .dynamo_api import is_dynamo_control_flow
@@ -93,7 +93,7 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
                 return wrapped(*args, **kwargs)
             return result
 
-        wrapper.__tdcompat_handler__ = handler
+        cast(Any, wrapper).__tdcompat_handler__ = handler
         return wrapper
 
     return decorate
@@ -113,7 +113,7 @@ def gate(handler: Handler) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     """
 
     def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
-        factory.__tdcompat_gated__ = handler
+        cast(Any, factory).__tdcompat_gated__ = handler
         return factory
 
     return decorate
@@ -149,7 +149,7 @@ def _break_after_effects(patch_name: str, handler: Handler, error: BaseException
             f"{patch_name} ({handler.__name__}): {type(error).__name__}: {error}",
             "the handler had already changed the trace; running Dynamo's original would repeat that",
         )
-    except Exception as unsupported:  # noqa: BLE001 - graph_break always raises
+    except Exception as unsupported:  # graph_break always raises
         raise unsupported from error
 
 

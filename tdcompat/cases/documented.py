@@ -88,7 +88,8 @@ CASES = (
         unpatched=(Expect("<2.6", GRAPH_BREAK),),
         needs_tensordict=True,
         backends=TD,
-        doc="`with td.to_module(module)` for a plain TensorDict: setattr(MutableMappingVariable(TensorDict), _last_op, ...)",
+        doc="`with td.to_module(module)` for a plain TensorDict: "
+            "setattr(MutableMappingVariable(TensorDict), _last_op, ...)",
     ),
     Case(
         "cell3_to_module_nested_tensordictparams",

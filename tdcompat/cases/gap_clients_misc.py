@@ -90,7 +90,7 @@ def enum_from_input(x, holder):
     return x + sum(m.value for m in holder.kind), [m.name for m in holder.kind]
 
 
-CASES = (
+CASES: tuple[Case, ...] = (
     Case("clients_enum_for_loop", ENUM_ITER, enum_for_loop, _x, unpatched=ENUM_ITER_BREAKS,
          doc="`for m in SomeEnum:` (Unsupported: call_method UserDefinedClassVariable(<enum>) __iter__)"),
     Case("clients_enum_all_registered", ENUM_ITER, enum_all_registered, _x, unpatched=ENUM_ITER_BREAKS,
@@ -132,7 +132,8 @@ def dataclass_asdict(x, keys):
 
 CASES = CASES + (
     Case("clients_deepcopy_constant", DEEPCOPY, deepcopy_constants, _x, unpatched=(Expect("<2.12", GRAPH_BREAK),),
-         doc="copy.deepcopy of a str / tuple of constants / int (Unsupported: copy.deepcopy ConstantVariable(str: ...))"),
+         doc="copy.deepcopy of a str / tuple of constants / int "
+             "(Unsupported: copy.deepcopy ConstantVariable(str: ...))"),
     # 2.5 skips dataclasses.asdict as a stdlib function: a break with tdcompat too.
     Case("clients_dataclass_asdict", DEEPCOPY, dataclass_asdict, _keys, unpatched=(Expect("<2.12", GRAPH_BREAK),),
          torch=">=2.6", doc="dataclasses.asdict of str fields (TorchRL set_keys): ends in copy.deepcopy(field)"),
@@ -300,7 +301,8 @@ CASES = CASES + (
     Case("hash_module_in_set", ("module-overridden-hash",), module_in_set, _walks_id_hashed,
          # Measured without tdcompat: ok on 2.5.1-2.9.1 and 2.13.0-2.15.0; on 2.10.0, 2.11.0, 2.12.1
          # "User-defined object with overridden __hash__" (raise_on_overridden_hash).
-         unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK, detail="^Unsupported: User-defined object with overridden __hash__"),),
+         unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK,
+                           detail="^Unsupported: User-defined object with overridden __hash__"),),
          doc="a module whose class defines __hash__ in a set and as a dict key (named_modules' memo)"),
     Case("hash_module_default_device", ("hash-constant-fold", "module-overridden-hash"), default_device,
          _overrides_parameters, unpatched=(Expect(">=2.10,<2.13", GRAPH_BREAK),),
@@ -312,7 +314,7 @@ CASES = CASES + (
 
 
 # -- class-setattr: TorchRL's Composite.__new__ sets class attributes on every spec it makes -------
-class Spec(abc.ABC):
+class Spec(abc.ABC):  # noqa: B024 - an ABC without abstract methods, as TorchRL has it
     """TorchRL's ``Composite``: ``__new__`` resets class attributes each time (an ABC, as there)."""
 
     def __new__(cls, *args, **kwargs):

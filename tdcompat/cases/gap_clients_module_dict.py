@@ -61,7 +61,7 @@ def module_isinstance_dict(m, x):
 def submodule_over_attribute(m, x):
     """``m.est = Scale(3)`` where ``est`` is an instance attribute (None)."""
     m.est = Scale(3)
-    return m.est(x), hasattr(m, "est"), "est" in m.__dict__, getattr(m, "est") is m.est
+    return m.est(x), hasattr(m, "est"), "est" in m.__dict__, getattr(m, "est") is m.est  # noqa: B009 - both ways
 
 
 def _holder_parameter():
@@ -129,7 +129,7 @@ def lazy_estimator(loss, x):
     return loss(x), loss(x * 2), sorted(loss._modules)
 
 
-CASES = (
+CASES: tuple[Case, ...] = (
     Case("module_dict_isinstance", ("dunder-dict-type",), module_isinstance_dict, _holder, unpatched=_BREAK,
          doc="isinstance(m.__dict__, dict) / type(m.__dict__) on an nn.Module passed in"),
     Case("module_setattr_submodule_over_attr", BOTH, submodule_over_attribute, _holder, unpatched=_BREAK_READ,

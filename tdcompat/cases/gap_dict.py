@@ -34,8 +34,8 @@ import types
 import torch
 from torch import nn
 
-from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .mappings import StoreMapping
 
 # -- the mappings -------------------------------------------------------------
 

@@ -8,11 +8,10 @@ written attribute back in the same compiled function, both as ``obj.k`` and as
 
 from __future__ import annotations
 
-
 import torch
 
-from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .mappings import StoreMapping
 
 P = ("instance-dict-writes",)
 PV = ("instance-dict-writes", "instance-dict-vars")
@@ -377,7 +376,8 @@ CASES = tuple(
     Case("with_input_context_manager", ("input-context-manager", "instance-dict-writes"), with_input, _input_ctx,
          unpatched=(Expect("<2.14", GRAPH_BREAK),),
          doc="`with cm:` for a context manager passed in (UserDefinedObjectVariable)"),
-    Case("with_input_mapping_context_manager", ("input-context-manager", "instance-dict-writes"), with_input_mapping, _locked_mapping,
+    Case("with_input_mapping_context_manager", ("input-context-manager", "instance-dict-writes"), with_input_mapping,
+         _locked_mapping,
          unpatched=(Expect(">=2.5", GRAPH_BREAK),),
          doc="`with m.unlock_():` for a MutableMapping passed in (tensordict 0.6 TensorDictParams)"),
 )
@@ -441,7 +441,8 @@ CASES = CASES + (
     Case("dict_read_shadowed_key", P, read_shadowed_key, _shadowed, unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="o.__dict__['p'] where a property p shadows the instance key: the dictionary's value, not the property's"),
     Case("dict_setdefault_shadowed_key", P, setdefault_shadowed_key, _shadowed, unpatched=_OTHER,
-         doc="o.__dict__.setdefault(k, d) for a present key a property/class attribute shadows returns the dict's value"),
+         doc="o.__dict__.setdefault(k, d) for a present key a property/class attribute shadows "
+             "returns the dict's value"),
     Case("vars_read_shadowed_key", PV, vars_read_shadowed_key, _shadowed,
          unpatched=(Expect("<2.9", GRAPH_BREAK), Expect("<2.12", WRONG_RESULT)),
          doc="vars(o)['p'] where a property p shadows the instance key"),
@@ -635,10 +636,6 @@ class Hidden:
     @property
     def p(self):
         return 100
-
-
-def _x():
-    return (torch.randn(3),)
 
 
 def made_write_hidden_read(x):

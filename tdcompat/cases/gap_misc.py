@@ -154,7 +154,7 @@ def module_super_init_control(x, weight, out):
     return x + m.weight
 
 
-CASES = (
+CASES: tuple[Case, ...] = (
     Case("misc_weakref_stored", WEAKREF, weakref_stored, _node_inputs, unpatched=WEAKREF_ESCAPES,
          doc="holder.ref = weakref.ref(node) in the compiled region"),
     Case("misc_weakref_last_op", WEAKREF, weakref_last_op, _node_inputs, unpatched=WEAKREF_ESCAPES,
@@ -241,7 +241,8 @@ CASES = CASES + (
     Case("misc_weakref_input_returned", WEAKREF_INPUT, weakref_input_returned, _held_refs,
          unpatched=WEAKREF_INPUT_WRONG, doc="return holder.ref: a weak reference made before the call"),
     Case("misc_weakref_input_list_grown", WEAKREF_INPUT, weakref_input_list_grown, _held_refs,
-         unpatched=WEAKREF_INPUT_WRONG, doc="holder.refs = [r for r in holder.refs if r is not None] + [...]: weak references passed in, stored"),
+         unpatched=WEAKREF_INPUT_WRONG,
+         doc="holder.refs = [r for r in holder.refs if r is not None] + [...]: weak references passed in, stored"),
     Case("misc_weakref_input_called", (), weakref_input_called, _held_refs,
          doc="control: holder.ref() read in the frame is the referent on every release"),
 )

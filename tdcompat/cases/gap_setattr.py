@@ -9,11 +9,10 @@ smallest such class: a mapping backed by a dict attribute.
 
 from __future__ import annotations
 
-
 import torch
 
-from .mappings import StoreMapping
 from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .mappings import StoreMapping
 
 PATCH = ("mutable-mapping-setattr",)
 
@@ -146,7 +145,7 @@ def _case(name, fn, inputs, doc, unpatched=_UNPATCHED, patches=PATCH):
     return Case(name, patches, fn, inputs, unpatched=unpatched, doc=doc)
 
 
-CASES = (
+CASES: tuple[Case, ...] = (
     _case("setattr_mapping_existing", assign_existing, _bag_inputs, "`bag.scale = 3.0` on a MutableMapping"),
     _case("setattr_mapping_new", assign_new, _bag_inputs, "`bag.extra = ...`: a new attribute"),
     _case("setattr_mapping_delete", delete_attr, _bag_inputs, "`del bag.scale`"),
@@ -507,7 +506,7 @@ def read_maybe_missing(o, x):
 
 def getattr_maybe_missing(o, x):
     try:
-        return getattr(o, "b") * x
+        return getattr(o, "b") * x  # noqa: B009 - the builtin is what this traces
     except AttributeError:
         return x - 1
 
@@ -552,7 +551,8 @@ def pass_on_maybe_missing(o, x):
 
 CASES = CASES + (
     Case("getattr_passed_on_in_try", ("getattr-missing-guard",), pass_on_maybe_missing, _plain_with_b,
-         vary=_drop_b, unpatched=(Expect("<2.8", GRAPH_BREAK, detail=_ESCAPED), Expect(">=2.11", GRAPH_BREAK, detail=_ESCAPED)),
+         vary=_drop_b,
+         unpatched=(Expect("<2.8", GRAPH_BREAK, detail=_ESCAPED), Expect(">=2.11", GRAPH_BREAK, detail=_ESCAPED)),
          doc="`try: out.append(o.b)`: code compiled for an object with b reads it after the graph, "
              "outside the try, for one without (AttributeError out of compiled code)"),
 )

@@ -43,7 +43,7 @@ def differences(cases, results: Dict[str, Dict[str, dict]], torch_version: str,
             continue
         expected = case.expected_unpatched(torch_version, tensordict_version)
         for backend, result in per_backend.items():
-            got = result.get("outcome")
+            got = result["outcome"]
             if got in ("skipped", expected):
                 continue
             seen = tuple(r for r in MEASURED if case.runs_on(r)

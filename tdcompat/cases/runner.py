@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         # hook reads the setting when Dynamo is imported, which is below.
         os.environ["TDCOMPAT_DISABLE"] = "*"
     if args.patched:
-        import tdcompat  # noqa: F401
+        import tdcompat
     import torch  # noqa: F401
 
     from .catalog import runnable_cases

@@ -87,7 +87,8 @@ PATCH = Patch(
                params=("tx", "name")),
     ),
     requires=("torch._dynamo.side_effects:SideEffects.is_attribute_mutation",),
-    summary="hasattr(type(obj), name) for an object made in the frame: Dynamo's HASATTR-guarded answer on the class source the object was made from",
+    summary="hasattr(type(obj), name) for an object made in the frame: Dynamo's HASATTR-guarded answer on the "
+            "class source the object was made from",
     history=(
         ("2.5-2.6",
          "`UserDefinedClassVariable.call_hasattr` answers only for a class with a source: `hasattr(type(o), "

@@ -94,8 +94,8 @@ PATCH = Patch(
         # var_getattr up to 2.13; 2.13 adds generic_getattr (CPython's PyObject_GenericGetAttr), the only one from 2.14.
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "var_getattr", _var_getattr_gate,
                params=("tx", "name"), optional=True),
-        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr", _var_getattr_gate,
-               params=("tx", "name"), optional=True),
+        Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr",
+               _var_getattr_gate, params=("tx", "name"), optional=True),
     ),
     requires=(
         "torch._dynamo.exc:ObservedAttributeError",

@@ -63,7 +63,8 @@ def _deleted_module_attr(tx, obj, name):
     if not isinstance(side_effects.load_attr(obj, name, deleted_ok=True), variables.DeletedVariable):
         return DEFER
     cls = type(obj.value)
-    if cls.__getattribute__ is not object.__getattribute__ or inspect.getattr_static(cls, name, _MISSING) is not _MISSING:
+    if (cls.__getattribute__ is not object.__getattribute__
+            or inspect.getattr_static(cls, name, _MISSING) is not _MISSING):
         return DEFER
     import torch
 

@@ -290,13 +290,15 @@ def _inline_user_function_return_gate(original, handle):
 PATCH = Patch(
     name=NAME,
     fixes=(
-        "Unsupported: dict(): (UnspecializedNNModuleVariable(TensorDictParams),) / (UserDefinedObjectVariable(ItemsView),) "
-        "on 2.5-2.6; Observed exception for TensorDict(**TensorDictParams(...)) on 2.7-2.9; dict(x) ignoring x.keys() "
+        "Unsupported: dict(): (UnspecializedNNModuleVariable(TensorDictParams),) / "
+        "(UserDefinedObjectVariable(ItemsView),) on 2.5-2.6; "
+        "Observed exception for TensorDict(**TensorDictParams(...)) on 2.7-2.9; dict(x) ignoring x.keys() "
         "(2.7+); list(x.keys()) 'Failed to trace builtin operator' on 2.5-2.8"
     ),
     upstream=(
         "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_custom_dict; torch/_dynamo/polyfills/__init__.py: "
-        "construct_dict / mutable_mapping_update; torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method('update')"
+        "construct_dict / mutable_mapping_update; "
+        "torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method('update')"
     ),
     mirrors="pytorch/pytorch#141118 (TensorDictParams: nn.Module + MutableMapping); CPython PyDict_Merge protocol",
     torch=">=2.5",
@@ -329,7 +331,8 @@ PATCH = Patch(
         "torch._dynamo.variables.lazy:LazyVariableTracker",
         "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
     ),
-    summary="dict()/**/views over non-dict mappings (modules, TensorDictParams, user MutableMappings) read as CPython does",
+    summary="dict()/**/views over non-dict mappings (modules, TensorDictParams, user MutableMappings) "
+            "read as CPython does",
     history=(
         ("2.5-2.6",
          "`BuiltinVariable.call_custom_dict` knows dicts, sequences of pairs and `MutableMappingVariable` (whose "

@@ -165,7 +165,8 @@ PATCH = Patch(
         "torch/_dynamo/variables/builder.py: VariableBuilder._wrap (MutableMapping branch, track_object_existing); "
         "torch/_dynamo/variables/user_defined.py: MutableMappingVariable.__init__"
     ),
-    mirrors="pytorch/pytorch#141375 and PR #141376 (completed in 2.9: builder tracks MutableMapping; see #159366, #161568)",
+    mirrors="pytorch/pytorch#141375 and PR #141376 "
+            "(completed in 2.9: builder tracks MutableMapping; see #159366, #161568)",
     torch=">=2.5,<2.9",
     fixed_upstream="2.9: the builder tracks MutableMapping inputs (pytorch/pytorch#159366, #161568)",
     targets=(

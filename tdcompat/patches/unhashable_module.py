@@ -97,7 +97,7 @@ def _children(module):
     return children if type(children) is dict else None
 
 
-def _tree_has_unhashable(root) -> bool:
+def _tree_has_unhashable(root) -> bool | None:
     """Walk ``_modules`` by id; True if any module in the tree is unhashable. None where a
     module in the tree has no ``_modules`` dict of its own (the walk would differ)."""
     seen = set()
@@ -195,8 +195,10 @@ PATCH = Patch(
         "TypeError: unhashable type: 'M' (Unsupported: Observed exception on 2.8+) for any use of an "
         "nn.Module that is also a Mapping without __hash__"
     ),
-    upstream="torch/_dynamo/variables/builder.py: VariableBuilder.wrap_module (static-input walk over named_parameters/named_buffers)",
-    mirrors="pytorch/pytorch#110959 (named_buffers() on unhashable module), closed PR #133972; docs/upstream/unhashable-module/",
+    upstream="torch/_dynamo/variables/builder.py: VariableBuilder.wrap_module "
+             "(static-input walk over named_parameters/named_buffers)",
+    mirrors="pytorch/pytorch#110959 (named_buffers() on unhashable module), closed PR #133972; "
+            "docs/upstream/unhashable-module/",
     torch=">=2.5",
     targets=(
         Target(
