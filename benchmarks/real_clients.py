@@ -425,13 +425,13 @@ RECORDER = None
 
 def worker(args) -> dict:
     if args.side == "with":
-        import tdcompat  # noqa: F401  (before torch: the whole integration)
+        import tdcompat  # before torch: the whole integration
     import tensordict
     import torch
     import torchrl
 
     torch.set_num_threads(1)
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo
 
     global RECORDER
     RECORDER = BreakRecorder()
@@ -445,10 +445,10 @@ def worker(args) -> dict:
     results = {}
     for name in args.losses.split(","):
         entry = {}
-        for part, fn in (("compile", lambda: run_compile(name, args.mode == "upfront", args.steps, args.backend, args.tol,
-                                                        args.time_reps)),
-                         ("fullgraph", lambda: run_fullgraph(name, args.mode == "upfront")),
-                         ("explain", lambda: run_explain(name, args.mode == "upfront"))):
+        for part, fn in (("compile", lambda name=name: run_compile(name, args.mode == "upfront", args.steps,
+                                                                  args.backend, args.tol, args.time_reps)),
+                         ("fullgraph", lambda name=name: run_fullgraph(name, args.mode == "upfront")),
+                         ("explain", lambda name=name: run_explain(name, args.mode == "upfront"))):
             if part in args.skip.split(","):
                 continue
             t0 = time.perf_counter()

@@ -44,6 +44,7 @@ def one(workload: str, variant: str, backend: str, steps: int) -> dict:
 
     warnings.simplefilter("ignore")
     import tdcompat  # noqa: F401  (disabled above for the unpatched variants)
+    # isort: split
     import torch
 
     sys.path.insert(0, HERE)
@@ -103,7 +104,8 @@ def _first_call(name: str, variant: str, backend: str):
     import warnings
 
     warnings.simplefilter("ignore")
-    import tdcompat  # noqa: F401
+    import tdcompat  # noqa: F401  (before torch, as users do)
+    # isort: split
     import torch
     import torch._dynamo
 
@@ -230,8 +232,9 @@ def one_ab(name: str, backend: str, rounds: int, depths: int = 1) -> dict:
     import resource
 
     fn, args = _first_call(name, "compile+tdcompat", backend)
-    import tdcompat
     import torch._dynamo
+
+    import tdcompat
 
     fn(*args)  # the one-time work (lazy imports, caches) is not part of either side
 
@@ -298,7 +301,7 @@ def workloads(args) -> None:
         res = {v: _child("--one", name, v, args.backend, str(steps)) for v in REPORTED}
         eager = res["eager"].get("step_median_s")
         unpatched = res["compile"].get("step_median_s")
-        for v, r in res.items():
+        for r in res.values():
             med = r.get("step_median_s")
             r["x_eager"] = med / eager if med and eager else None
             r["x_unpatched_compile"] = med / unpatched if med and unpatched else None
@@ -386,7 +389,8 @@ def neutral(args) -> None:
                 data[mode]["retrace"].append(statistics.median(r["retrace_s"]))
                 if args.steps_too:
                     data[mode]["step"].append(_child("--one", name, variant, args.backend, "20")["step_median_s"])
-        labels = [("cold", "first call (s)"), ("retrace", "re-trace (s)")] + ([("step", "steady step (s)")] if args.steps_too else [])
+        labels = [("cold", "first call (s)"), ("retrace", "re-trace (s)")] + (
+            [("step", "steady step (s)")] if args.steps_too else [])
         for key, label in labels:
             _print_ratio(name, label, data["active"][key], data["disabled"][key])
 
@@ -419,7 +423,8 @@ times = []
 for _ in range(20):
     tdcompat.unpatch()
     t0 = time.perf_counter(); tdcompat.patch(); times.append(time.perf_counter() - t0)
-import statistics; print(json.dumps([statistics.median(times), len([s for s in tdcompat.status() if s.state.value == 'applied'])]))
+import statistics
+print(json.dumps([statistics.median(times), len([s for s in tdcompat.status() if s.state.value == 'applied'])]))
 """
 
 
@@ -428,7 +433,8 @@ def import_cost(args) -> None:
     with_td, without = [], []
     for _ in range(reps):
         for bucket, extra in ((with_td, "import tdcompat"), (without, "")):
-            proc = subprocess.run([sys.executable, "-c", IMPORT_SNIPPET.format(extra=extra)], capture_output=True, text=True)
+            proc = subprocess.run([sys.executable, "-c", IMPORT_SNIPPET.format(extra=extra)], capture_output=True,
+                                  text=True)
             t_torch, t_extra, dynamo = json.loads(proc.stdout.splitlines()[-1])
             assert not dynamo, "import tdcompat imported torch._dynamo"
             bucket.append((t_torch, t_extra))
@@ -495,7 +501,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    print(f"# torch {torch.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} cpus; backend {args.backend}")
+    print(f"# torch {torch.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} cpus; "
+          f"backend {args.backend}")
     {"workloads": workloads, "neutral": neutral, "import": import_cost}[args.what](args)
     return 0
 

@@ -103,8 +103,7 @@ def _req_sequential():
 
 def _build_sequential():
     import torch
-    from tensordict.nn import TensorDictModule as Mod
-    from tensordict.nn import TensorDictSequential
+    from tensordict.nn import TensorDictModule as Mod, TensorDictSequential
     from torch import nn
 
     class Head(nn.Module):  # two in_keys
@@ -132,8 +131,13 @@ def _req_prob():
 
 def _build_prob(default: str):
     import torch
-    from tensordict.nn import InteractionType, NormalParamExtractor, ProbabilisticTensorDictModule
-    from tensordict.nn import ProbabilisticTensorDictSequential, TensorDictModule
+    from tensordict.nn import (
+        InteractionType,
+        NormalParamExtractor,
+        ProbabilisticTensorDictModule,
+        ProbabilisticTensorDictSequential,
+        TensorDictModule,
+    )
     from torch import nn
 
     torch.manual_seed(0)
@@ -516,7 +520,7 @@ def worker(side: str, workloads: list, skip: set) -> dict:
     warnings.simplefilter("ignore")
     import tensordict
     import torch
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo
 
     torch.set_num_threads(1)
     global RECORDER

@@ -3,8 +3,8 @@
 Each workload is ``make() -> (step, args[, after])``; ``step(*args)`` is the
 function that gets compiled and ``after(result)``, if given, runs eagerly after
 each step (the backward pass: ``Tensor.backward`` inside the compiled function
-is a graph break on every torch release, so users call it outside). Documented workloads need tensordict; neutral ones touch
-none of the patched patterns.
+is a graph break on every torch release, so users call it outside). Documented
+workloads need tensordict; neutral ones touch none of the patched patterns.
 """
 
 from __future__ import annotations

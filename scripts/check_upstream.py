@@ -353,7 +353,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         unpatched = box.copy("unpatched")
         for gap in gaps:
             if needed is not None and gap.name not in needed:
-                print(f"{gap.name}: skipped (tdcompat does not apply it on torch {info['version']}: the gap is closed here)")
+                print(f"{gap.name}: skipped (tdcompat does not apply it on torch {info['version']}: "
+                      "the gap is closed here)")
                 continue
             good, line = check_gap(box, gap, unpatched, args.verbose)
             misses += not good

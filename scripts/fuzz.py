@@ -69,6 +69,7 @@ def main(argv=None) -> int:
         report = _parallel(args, seed, workers)
     else:
         import tdcompat  # noqa: F401  (before Dynamo is imported, as users do)
+
         import fuzzer
 
         offset, stride = (int(v) for v in (args.slice or "0:1").split(":"))
@@ -161,8 +162,9 @@ def _parallel(args, seed: int, workers: int) -> dict:
     merged["counts"]["crash"] = len(crashes)
     merged["programs"] += len(crashes)
     merged["fallback_warnings"] = [f for r in reports for f in r["fallback_warnings"]]
-    merged["slices"] = sorted([{"offset": r["offset"], "stride": r["stride"], "programs": r["programs"]} for r in reports]
-                              + [c["slice"] for c in crashes], key=lambda s: (s["offset"] % workers, s["offset"]))
+    merged["slices"] = sorted([{"offset": r["offset"], "stride": r["stride"], "programs": r["programs"]}
+                               for r in reports] + [c["slice"] for c in crashes],
+                              key=lambda s: (s["offset"] % workers, s["offset"]))
     # Rates over the wall time the workers ran side by side.
     rs = max(r["run_seconds"] for r in reports) or 1.0
     merged["runs_per_second"] = round(merged["runs"] / rs, 3)

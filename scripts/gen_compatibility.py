@@ -59,7 +59,8 @@ def main() -> int:
         "(return value and the state of every input object, two calls). The worst outcome over the backends "
         f"recorded ({', '.join(f'`{b}`' for b in backends)}) is shown; the test suite runs `eager` and `aot_eager` "
         "(and `inductor` for the tensordict cells) on every release it is run on. `break` = Dynamo raised, "
-        "`WRONG` = ran but differs from eager (e.g. a side effect silently lost), `n/a` = not run there (needs tensordict, or the case is restricted to other releases).",
+        "`WRONG` = ran but differs from eager (e.g. a side effect silently lost), `n/a` = not run there "
+        "(needs tensordict, or the case is restricted to other releases).",
         "",
         "| case | " + " | ".join(heads) + " |",
         "|---|" + "---|" * len(records),
@@ -74,7 +75,8 @@ def main() -> int:
             cells.append(a if a == b == "ok" else f"{a} → **{b}**")
         lines.append(f"| `{case}` | " + " | ".join(cells) + " |")
     lines += ["", "Every torch minor release from 2.5 to 2.15 is recorded (latest patch release of each).",
-              "", "## Patches per release", "", "| patch | range | " + " | ".join(h.split("<br>")[0] for h in heads) + " |",
+              "", "## Patches per release", "",
+              "| patch | range | " + " | ".join(h.split("<br>")[0] for h in heads) + " |",
               "|---|---|" + "---|" * len(records)]
     from packaging.specifiers import SpecifierSet
 

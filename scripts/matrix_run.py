@@ -26,9 +26,11 @@ def main() -> int:
     before = _run_side(False, args.backend, args.case)
     after = _run_side(True, args.backend, args.case)
     status = json.loads(subprocess.run(
-        [sys.executable, "-c", "import json, tdcompat; tdcompat.patch(); print(json.dumps([s.as_dict() for s in tdcompat.status()]))"],
+        [sys.executable, "-c",
+         "import json, tdcompat; tdcompat.patch(); print(json.dumps([s.as_dict() for s in tdcompat.status()]))"],
         capture_output=True, text=True, check=True).stdout.splitlines()[-1])
-    record = {"versions": before["versions"], "unpatched": before["results"], "patched": after["results"], "status": status}
+    record = {"versions": before["versions"], "unpatched": before["results"], "patched": after["results"],
+              "status": status}
     if args.case:
         with open(args.out) as fh:
             old = json.load(fh)

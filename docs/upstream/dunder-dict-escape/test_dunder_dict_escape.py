@@ -67,7 +67,7 @@ class DunderDictEscapeTests(torch._dynamo.test_case.TestCase):
 
     def test_dict_is_the_objects_own(self):
         def same(got, expected):
-            (d, o), (ed, eo) = got, expected
+            (d, o), (ed, _) = got, expected
             self.assertIs(d, vars(o))
             self.assertEqual(list(d.items()), list(ed.items()))
 

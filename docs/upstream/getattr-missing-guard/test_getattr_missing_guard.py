@@ -70,7 +70,7 @@ def read(o, x):
 
 def read_builtin(o, x):
     try:
-        return getattr(o, "b") * x
+        return getattr(o, "b") * x  # noqa: B009 - the builtin is what this traces
     except AttributeError:
         return x - 1
 
