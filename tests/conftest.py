@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-import tdcompat  # noqa: F401  (the in-process tests run patched)
+import tdcompat  # the in-process tests run patched
 
 
 def run_python(code: str, env: dict = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -29,7 +29,8 @@ def run_python(code: str, env: dict = None, check: bool = True) -> subprocess.Co
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=900
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"subprocess failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-6000:]}")
+        raise AssertionError(f"subprocess failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}"
+                             f"\nstderr:\n{proc.stderr[-6000:]}")
     return proc
 
 

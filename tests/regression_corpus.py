@@ -239,7 +239,7 @@ def vars_read_of_object():
 @program()
 def module_dict_container():
     def f(md, x):
-        for name, layer in md.items():
+        for _name, layer in md.items():
             x = layer(x)
         return x
     return f, lambda: (nn.ModuleDict({"a": nn.Linear(2, 2), "b": nn.Linear(2, 2)}), torch.randn(1, 2))
@@ -247,7 +247,8 @@ def module_dict_container():
 
 @program()
 def parameter_dict_container():
-    return (lambda pd, x: x * pd["w"] + pd["b"]), lambda: (nn.ParameterDict({"w": nn.Parameter(torch.ones(2)), "b": nn.Parameter(torch.zeros(2))}), torch.randn(2))
+    return (lambda pd, x: x * pd["w"] + pd["b"]), lambda: (
+        nn.ParameterDict({"w": nn.Parameter(torch.ones(2)), "b": nn.Parameter(torch.zeros(2))}), torch.randn(2))
 
 
 @program()
@@ -436,7 +437,8 @@ def deque_ops():
 
 @program()
 def list_of_dicts():
-    return (lambda rows: torch.stack([r["v"] for r in rows]).sum(0)), lambda: ([{"v": torch.ones(2)}, {"v": torch.zeros(2)}],)
+    return (lambda rows: torch.stack([r["v"] for r in rows]).sum(0)), lambda: (
+        [{"v": torch.ones(2)}, {"v": torch.zeros(2)}],)
 
 
 # -- tensordict operations users compile every day -------------------------------

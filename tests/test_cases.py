@@ -17,7 +17,8 @@ from tdcompat.cases.harness import OK, run_case
 from tdcompat.versions import needed, parse_torch_version
 
 CASES = all_cases()
-PARAMS = [pytest.param(name, backend, id=f"{name}-{backend}") for name, case in CASES.items() for backend in case.backends]
+PARAMS = [pytest.param(name, backend, id=f"{name}-{backend}")
+          for name, case in CASES.items() for backend in case.backends]
 TORCH = str(torch.__version__)
 
 

@@ -59,7 +59,8 @@ def test_fuzz_never_worse(tmp_path):
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=(int(programs) if programs else seconds * 4) + 900,
     )
     if not out.exists():
-        raise AssertionError(f"fuzzer failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-6000:]}")
+        raise AssertionError(f"fuzzer failed ({proc.returncode}):\nstdout:\n{proc.stdout[-4000:]}"
+                             f"\nstderr:\n{proc.stderr[-6000:]}")
     report = json.loads(out.read_text())
     print(proc.stdout)
     assert report["programs"] > 0, proc.stdout

@@ -394,7 +394,7 @@ def _equals_eager_on_two_calls(fn, fullgraphs, break_allowed: bool = False) -> N
             assert not diff(expected, got, "call"), (fullgraph, diff(expected, got, "call"))
 
 
-class Resets(abc.ABC):
+class Resets(abc.ABC):  # noqa: B024 - an ABC without abstract methods, as TorchRL has it
     """A class whose ``__new__`` writes a class attribute (TorchRL's ``Composite``)."""
 
     written = None
@@ -476,7 +476,7 @@ def view_alive_at_break(x):
     """An iterator over the instance dict alive at a graph break in the frame that made it."""
     o = Three(x)
     out = []
-    for k, v in o.__dict__.items():
+    for k, _v in o.__dict__.items():
         out.append(k)
         torch._dynamo.graph_break()
     return out, x * 2

@@ -30,7 +30,7 @@ import torch
 from tdcompat.cases.snapshot import diff, snapshot
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied as _applied, without_patch as _without
+from conftest import applied as _applied
 
 TORCH = parse_torch_version(torch.__version__).release[:2]
 
@@ -131,7 +131,7 @@ def _meta_gains_setattr(call):
     if call == 1:
         Meta.__dict__.get("__setattr__") and delattr(Meta, "__setattr__")
     else:
-        def __setattr__(cls, name, value):  # noqa: N807
+        def __setattr__(cls, name, value):
             seen.append(name)
             type.__setattr__(cls, name, value)
 
@@ -426,7 +426,8 @@ def _deepcopy_cases():
         "negzero": lambda x, n: __import__("math").copysign(1.0, copy.deepcopy(-0.0 * n)),
         "tuple_made": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))((n, "a", None, (2.5, True))),
         "tuple_input_items": lambda x, n: (lambda u: copy.deepcopy(u) is u)((x.shape[0], n)),
-        "str_subclass": lambda x, n: (lambda s: (type(copy.deepcopy(s)).__name__, copy.deepcopy(s) is s))(Text("a" * n)),
+        "str_subclass": lambda x, n: (
+            lambda s: (type(copy.deepcopy(s)).__name__, copy.deepcopy(s) is s))(Text("a" * n)),
         "int_subclass": lambda x, n: (lambda i: (type(copy.deepcopy(i)).__name__, copy.deepcopy(i) is i))(Count(n)),
         "tuple_with_list": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)[1] is u[1],
                                                     copy.deepcopy(u)))((n, [n])),
@@ -517,9 +518,11 @@ def _dataclass_cases():
         "dict_factory": lambda n: dataclasses.asdict(Kid(n), dict_factory=collections.OrderedDict),
         "initvar_replace": lambda n: dataclasses.replace(WithInitVar(n), scale=4).a,
         "initvar_missing": lambda n: dataclasses.replace(WithInitVar(n)).a,
-        "fields": lambda n: [f.name for f in dataclasses.fields(Kid(n))] + [f.name for f in dataclasses.fields(WithInitVar)],
+        "fields": lambda n: ([f.name for f in dataclasses.fields(Kid(n))]
+                             + [f.name for f in dataclasses.fields(WithInitVar)]),
         "replace_inherited": lambda n: dataclasses.replace(Kid(), a=n),
-        "is_dataclass": lambda n: (dataclasses.is_dataclass(Kid), dataclasses.is_dataclass(Kid(n)), dataclasses.is_dataclass(n)),
+        "is_dataclass": lambda n: (dataclasses.is_dataclass(Kid), dataclasses.is_dataclass(Kid(n)),
+                                   dataclasses.is_dataclass(n)),
     }
 
 

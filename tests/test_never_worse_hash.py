@@ -33,7 +33,6 @@ import pytest
 import torch
 from torch._dynamo.exc import Unsupported
 
-import tdcompat
 from tdcompat.versions import parse_torch_version
 
 from conftest import applied as _applied, last_json, run_python, without_patch as _without

@@ -27,7 +27,7 @@ import pytest
 if importlib.util.find_spec("torchrl") is None:
     pytest.skip("the real-client suite needs torchrl (requirements/torchrl-<minor>.txt)", allow_module_level=True)
 
-import torch  # noqa: E402
+import torch
 
 pytestmark = pytest.mark.real_client
 

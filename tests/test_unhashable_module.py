@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - depends on the environment
             torch._dynamo.reset()
             super().tearDown()
 
-        def assertEqual(self, first, second, msg=None):  # noqa: N802 - unittest API
+        def assertEqual(self, first, second, msg=None):  # unittest API
             if isinstance(first, torch.Tensor) or isinstance(second, torch.Tensor):
                 torch.testing.assert_close(first, second, msg=msg)
             else:
