@@ -25,6 +25,7 @@ _PATCH_MODULES = (
     "property_setattr",
     "getattr_missing_guard",
     "dict_missing_key_guard",
+    "dict_key_numeric_eq",
     "delattr_missing",
     "instance_dict_deletion_guard",
     "super_delattr",
