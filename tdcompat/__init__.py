@@ -9,21 +9,18 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional
 
-from . import activation as _activation
+from . import lifecycle as _lifecycle
 from .config import ConfigError
-from .registry import PatchStatus, Registry, State, TdcompatError, TdcompatWarning
+from .lifecycle import is_applied
+from .registry import PatchStatus, State, TdcompatError, TdcompatWarning
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it, so do the wheel and sdist
 
 def _all_patches():
+    # The one import of the patch modules, on first use: ``import tdcompat`` stays the hook alone.
     from .patches import ALL_PATCHES
 
     return ALL_PATCHES
-
-
-# Survives importlib.reload(tdcompat): the applied wrappers belong to this registry.
-# The patch modules load on first use, keeping ``import tdcompat`` to the hook alone.
-_registry = globals().get("_registry") or Registry(_all_patches)
 
 
 def __getattr__(name):  # PEP 562: ``tdcompat.patches`` without importing it up front
@@ -41,21 +38,21 @@ def patch(names: Optional[Iterable[str]] = None) -> List[str]:
     """
     import torch._dynamo  # noqa: F401  (the hook may already have done the work)
 
-    return _activation.activate(_registry, names, explicit=True)
+    return _lifecycle.activate(_lifecycle.process_registry(), names, explicit=True)
 
 
 def unpatch(names: Optional[Iterable[str]] = None) -> List[str]:
     """Restore Dynamo's original methods (all, or ``names``); returns those reverted. Idempotent."""
-    return _activation.deactivate(_registry, names)
+    return _lifecycle.deactivate(_lifecycle.process_registry(), names)
 
 
 def status() -> List[PatchStatus]:
     """One entry per known patch: its state on this install and why."""
-    return _registry.status()
+    return _lifecycle.process_registry().status()
 
 
 def patch_names() -> List[str]:
-    return _registry.names
+    return _lifecycle.process_registry().names
 
 
 __all__ = [
@@ -64,10 +61,12 @@ __all__ = [
     "State",
     "TdcompatError",
     "TdcompatWarning",
+    "is_applied",
     "patch",
     "patch_names",
     "status",
     "unpatch",
 ]
 
-_activation.register_hook(_registry)
+# Idempotent (importlib.reload(tdcompat) keeps the registry, whose handlers are in place).
+_lifecycle.start(_all_patches)

@@ -29,6 +29,8 @@ import tempfile
 import warnings
 from typing import Callable, Dict, List, Optional
 
+from .lifecycle import Settings, plan, process_registry
+from .registry import State
 
 #: The backends the catalog's cases run under (``Case.backends``).
 BACKENDS = ("eager", "aot_eager")
@@ -140,50 +142,20 @@ def _activate(tdcompat) -> List[str]:
     return list(dict.fromkeys(messages))
 
 
-def _user_disabled(tdcompat) -> frozenset:
-    from . import config
-
-    try:
-        return config.disabled(tdcompat.patch_names())
-    except config.ConfigError:
-        return frozenset()
-
-
-def classify(tdcompat, statuses) -> Dict[str, str]:
-    """Per patch: ``ok`` (applied or not needed), ``choice`` (switched off by the user,
-    or off because it needs a patch the user switched off) or ``skipped`` (anything else)."""
-    states = {s.name: s.state for s in statuses}
-    off = _user_disabled(tdcompat)
-    State = tdcompat.State
-    kinds: Dict[str, str] = {}
-
-    def kind(name: str) -> str:
-        if name not in kinds:
-            kinds[name] = "skipped"  # provisional: a cycle cannot make it a choice
-            state = states[name]
-            if state in (State.APPLIED, State.NOT_NEEDED):
-                kinds[name] = "ok"
-            elif state is State.DISABLED and name in off:
-                kinds[name] = "choice"
-            elif state is State.DISABLED:
-                unmet = [d for d in tdcompat._registry.get(name).needs if kind(d) != "ok"]
-                if unmet and all(kind(d) == "choice" for d in unmet):
-                    kinds[name] = "choice"
-        return kinds[name]
-
-    return {name: kind(name) for name in states}
+def classify(decisions) -> Dict[str, str]:
+    """Per patch, from the decisions :func:`tdcompat.lifecycle.plan` made: ``ok`` (applied or not
+    needed), ``choice`` (off by the user's choice, or because it needs a patch that is) or
+    ``skipped`` (anything else)."""
+    return {name: "ok" if d.state in (State.APPLIED, State.NOT_NEEDED) else "choice" if d.choice else "skipped"
+            for name, d in decisions.items()}
 
 
-def _needed_here(tdcompat, name: str) -> bool:
+def _needed_here(registry) -> Dict[str, bool]:
+    """Per patch: would this torch apply it, had nothing been switched off (a failing probe: "may be")?"""
     import torch
 
-    from .versions import needed, parse_torch_version
-
-    patch = tdcompat._registry.get(name)
-    try:
-        return needed(parse_torch_version(torch.__version__), patch.torch, patch.probe)
-    except Exception:  # noqa: BLE001 - an unreadable version or a failing probe: say "may be"
-        return True
+    unchosen = plan(registry.patches, str(torch.__version__), Settings())
+    return {name: d.state is not State.NOT_NEEDED for name, d in unchosen.items()}
 
 
 def _print_record_comparison(cases, before, td_version) -> None:
@@ -239,7 +211,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     # would have raised is said below (under it a program's first Dynamo import raises).
     strict_raw = os.environ.pop(config.STRICT_VAR, None)
     try:
-        strict = bool(strict_raw) and config.strict({config.STRICT_VAR: strict_raw})
+        strict = config.strict({config.STRICT_VAR: strict_raw}) if strict_raw else False
     except config.ConfigError:
         strict = False
     messages = [m for m in _activate(tdcompat) if not any(p in m for p in settings)]
@@ -255,13 +227,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"tdcompat    {tdcompat.__version__}")
     print()
     statuses = tdcompat.status()
-    kinds = classify(tdcompat, statuses)
+    kinds = classify(process_registry().decisions())
+    needed_here = _needed_here(process_registry())
     print("patches:")
     name_width = max((len(entry.name) for entry in statuses), default=0) + 1
     for entry in statuses:
         note = ""
         if kinds[entry.name] == "choice" and not settings:
-            note = "  (your choice: " + ("the cases it fixes fail here)" if _needed_here(tdcompat, entry.name)
+            note = "  (your choice: " + ("the cases it fixes fail here)" if needed_here[entry.name]
                                        else "not needed on this torch anyway)")
         elif kinds[entry.name] == "skipped" and not settings:
             note = "  <-- not applied"
@@ -302,7 +275,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
     print()
-    print(f"running {len(args.names) or len(cases)} cases without and with tdcompat (backends: {', '.join(backends)}) ...")
+    print(f"running {len(args.names) or len(cases)} cases without and with tdcompat "
+          f"(backends: {', '.join(backends)}) ...")
     progress = _Progress(sides=2)
     try:
         before = _run_side(False, backends, args.names, progress.side("without tdcompat"))["results"]

@@ -1,9 +1,13 @@
 """The patch registry: which patches exist, which are applied, and why.
 
-Every state change happens under one lock, so two threads that import Dynamo
-or call ``patch()``/``unpatch()`` at once cannot double-wrap or half-revert.
-Every skip is reported once, as a :class:`TdcompatWarning`, and recorded in
-``status()``; under ``TDCOMPAT_STRICT`` a skip is an error instead.
+The registry holds the state: each patch's :class:`Decision` (what ``status()``
+shows) and the handlers it installed, and it applies and reverts a patch exactly
+(:mod:`tdcompat.installer`). Which patches *should* be applied is decided
+elsewhere, by :func:`tdcompat.lifecycle.plan`. Every state change happens under
+:attr:`Registry.lock`, so two threads that import Dynamo or call
+``patch()``/``unpatch()`` at once cannot double-wrap or half-revert. Every skip is
+reported once, as a :class:`TdcompatWarning`, and recorded in ``status()``; under
+``TDCOMPAT_STRICT`` a skip is an error instead.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import enum
 import sys
 import threading
 import warnings
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional
 
 if TYPE_CHECKING:  # the installer (and wrapt's wrappers) load only when a patch is applied
     from .installer import Installed
@@ -35,6 +39,18 @@ class State(str, enum.Enum):
     DISABLED = "disabled"
     NOT_APPLICABLE = "not applicable"
     FAILED = "failed"
+
+
+class Decision(NamedTuple):
+    """A patch's state and why: what :func:`tdcompat.lifecycle.plan` decides and ``status()`` shows."""
+
+    state: State
+    reason: str
+    #: Off because of what the user chose (``TDCOMPAT_DISABLE``, ``patch(names)``, ``unpatch()``),
+    #: directly or because every patch it needs that is off here is off by such a choice.
+    choice: bool = False
+    #: Reported when recorded: a :class:`TdcompatWarning`, or :class:`TdcompatError` under strict mode.
+    warn: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,14 +75,15 @@ class Registry:
     use (when Dynamo is imported or ``status()`` is asked), not at ``import tdcompat``."""
 
     def __init__(self, patches):
-        self._lock = threading.RLock()
+        #: Held for every change; the life cycle holds it across a whole plan-and-apply.
+        self.lock = threading.RLock()
         self._source = patches if callable(patches) else (lambda: patches)
         self._loaded = False
-        self._patches_: Dict[str, Patch] = {}
+        self._declared: Dict[str, Patch] = {}
+        self._order: List[str] = []
         self._installed: Dict[str, List[Installed]] = {}
-        self._states: Dict[str, tuple] = {}
+        self._decisions: Dict[str, Decision] = {}
         self._warned: set = set()
-        self.problem: Optional[str] = None  # a global reason nothing applies (bad config, bad torch)
         if not callable(patches):
             self._load()
 
@@ -76,18 +93,18 @@ class Registry:
             if patch.name in patches:
                 raise ValueError(f"duplicate patch name {patch.name!r}")
             patches[patch.name] = patch
-        self._order_ = _dependency_order(patches)
-        self._patches_ = patches
-        self._states = {name: (State.PENDING, "torch._dynamo is not imported yet") for name in patches}
+        self._order = dependency_order(patches.values())
+        self._declared = patches
+        self._decisions = {name: Decision(State.PENDING, "torch._dynamo is not imported yet") for name in patches}
         self._loaded = True
 
     @property
     def _patches(self) -> Dict[str, Patch]:
         if not self._loaded:
-            with self._lock:
+            with self.lock:
                 if not self._loaded:
                     self._load()
-        return self._patches_
+        return self._declared
 
     # -- queries ---------------------------------------------------------
     @property
@@ -95,10 +112,15 @@ class Registry:
         return list(self._patches)
 
     @property
+    def patches(self) -> List[Patch]:
+        """The declarations, in declaration order."""
+        return list(self._patches.values())
+
+    @property
     def order(self) -> List[str]:
         """The names with every patch after the patches it ``needs``."""
         self._patches  # noqa: B018 - loads
-        return list(self._order_)
+        return list(self._order)
 
     def needed_by(self, name: str) -> List[str]:
         """Patches that need ``name``, directly or through others, in apply order."""
@@ -109,33 +131,46 @@ class Registry:
         return out
 
     def state(self, name: str) -> State:
-        return self._states[name][0]
+        return self.decision(name).state
+
+    def decision(self, name: str) -> Decision:
+        self._patches  # noqa: B018 - loads
+        return self._decisions[name]
+
+    def decisions(self) -> Dict[str, Decision]:
+        """Every patch's decision, in declaration order."""
+        with self.lock:
+            return {name: self._decisions[name] for name in self._patches}
 
     def get(self, name: str) -> Patch:
         return self._patches[name]
 
     def is_applied(self, name: str) -> bool:
+        """Are ``name``'s handlers in place (installed by this registry)?"""
         return name in self._installed
 
     def status(self) -> List[PatchStatus]:
-        with self._lock:
+        with self.lock:
             patches = self._patches
             return [
-                PatchStatus(p.name, *self._states[p.name], torch=p.torch, upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes,
-                            fixed_upstream=p.fixed_upstream)
+                PatchStatus(p.name, self._decisions[p.name].state, self._decisions[p.name].reason, torch=p.torch,
+                            upstream=p.upstream, mirrors=p.mirrors, fixes=p.fixes, fixed_upstream=p.fixed_upstream)
                 for p in patches.values()
             ]
 
     # -- changes ---------------------------------------------------------
-    def set_state(self, name: str, state: State, reason: str, strict: bool = False, warn: bool = False) -> None:
-        with self._lock:
-            self._states[name] = (state, reason)
-        if warn:
-            report(f"tdcompat: patch {name!r} skipped: {reason}", strict=strict, key=(name, reason), seen=self._warned)
+    def record(self, name: str, decision: Decision, strict: bool = False) -> None:
+        """Set ``name``'s decision; a ``warn`` decision is reported (once; raised under ``strict``)."""
+        with self.lock:
+            self._decisions[name] = decision
+        if decision.warn:
+            report(f"tdcompat: patch {name!r} skipped: {decision.reason}", strict=strict, key=(name, decision.reason),
+                   seen=self._warned)
 
     def apply(self, name: str, strict: bool) -> State:
+        """Install ``name`` (all targets or none); a patch that cannot go in is recorded and reported."""
         patch = self._patches[name]
-        with self._lock:
+        with self.lock:
             if name in self._installed:
                 return State.APPLIED
             from .installer import NotApplicable, install
@@ -143,30 +178,34 @@ class Registry:
             try:
                 self._installed[name] = install(patch)
             except NotApplicable as exc:
-                self.set_state(name, State.NOT_APPLICABLE, f"{exc} (torch {_torch_version()})", strict, warn=True)
+                reason = f"{exc} (torch {_torch_version()})"
+                self.record(name, Decision(State.NOT_APPLICABLE, reason, warn=True), strict)
                 return State.NOT_APPLICABLE
             except Exception as exc:  # noqa: BLE001 - a broken patch must not break torch
-                self.set_state(name, State.FAILED, f"{type(exc).__name__}: {exc} (torch {_torch_version()})", strict, warn=True)
+                self.record(name, Decision(State.FAILED, f"{type(exc).__name__}: {exc} (torch {_torch_version()})",
+                                           warn=True), strict)
                 return State.FAILED
-            self._states[name] = (State.APPLIED, f"needed on torch {_torch_version()} (range {patch.torch})")
+            self._decisions[name] = Decision(State.APPLIED, f"needed on torch {_torch_version()} (range {patch.torch})")
             return State.APPLIED
 
     def revert(self, name: str, reason: str) -> bool:
-        with self._lock:
+        """Take ``name``'s handlers out exactly; False if it was not applied."""
+        with self.lock:
             installed = self._installed.pop(name, None)
             if installed is None:
                 return False
             from .installer import uninstall
 
             note = uninstall(installed)
-            self._states[name] = (State.DISABLED, reason)
+            self._decisions[name] = Decision(State.DISABLED, reason, choice=True)
         if note:
             report(f"tdcompat: {note}", strict=False, key=note, seen=self._warned)
         return True
 
 
-def _dependency_order(patches: Dict[str, "Patch"]) -> List[str]:
+def dependency_order(declared: "Iterable[Patch]") -> List[str]:
     """Declaration order, moved so that each patch comes after what it needs."""
+    patches = {patch.name: patch for patch in declared}
     order: List[str] = []
     visiting: List[str] = []
 

@@ -62,8 +62,8 @@ def test_malformed_disable_values(raw):
 
 
 def test_malformed_disable_value_is_an_error_under_strict():
-    proc = run_python("import torch._dynamo, tdcompat", env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"},
-                      check=False)
+    proc = run_python("import torch._dynamo, tdcompat",
+                      env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"}, check=False)
     assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "unknown patch name" in proc.stderr
 
 

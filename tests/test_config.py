@@ -13,7 +13,8 @@ def test_disable_valid(raw, expected):
     assert disabled(KNOWN, {"TDCOMPAT_DISABLE": raw}) == expected
 
 
-@pytest.mark.parametrize("raw", ["gamma", "alpha,gamma", "alpha;beta-two", "ALPHA", "alpha,,beta-two", "*,alpha", "alpha,"])
+@pytest.mark.parametrize("raw", ["gamma", "alpha,gamma", "alpha;beta-two", "ALPHA", "alpha,,beta-two", "*,alpha",
+                                 "alpha,"])
 def test_disable_invalid_lists_valid_names(raw):
     with pytest.raises(ConfigError) as info:
         disabled(KNOWN, {"TDCOMPAT_DISABLE": raw})

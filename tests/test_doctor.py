@@ -36,7 +36,8 @@ def test_runs_cases_both_ways_and_prints_a_table():
     proc = _doctor("doctor", "--backend", "eager", "setattr_mapping_new", "gap_dict_umod_dict_then_write")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "unpatched" in proc.stdout and "patched" in proc.stdout
-    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("setattr_mapping_new", "gap_dict_umod_dict_then_write"))]
+    names = ("setattr_mapping_new", "gap_dict_umod_dict_then_write")
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(names)]
     assert len(rows) == 2
     assert all(row[-1] == "ok" for row in rows)  # patched column
     # unhashable module-mappings fail unpatched on every release
@@ -116,13 +117,14 @@ CHANGED_INTERNALS = """
     import torch, torch._dynamo
     os.environ["TDCOMPAT_DISABLE"] = "*"  # pick the victim before anything is applied
     import tdcompat
-    from tdcompat import doctor
+    from tdcompat import doctor, lifecycle
     from tdcompat.versions import needed, parse_torch_version
     victim = next(p for p in tdcompat.patches.ALL_PATCHES
                   if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
     # Dynamo's internals are not what the patch expects (torch itself stays intact):
     target = dataclasses.replace(victim.targets[0], attribute="renamed_in_a_future_torch", inherited=False)
-    tdcompat._registry._patches[victim.name] = dataclasses.replace(victim, targets=(target,) + victim.targets[1:])
+    patches = lifecycle.process_registry()._patches
+    patches[victim.name] = dataclasses.replace(victim, targets=(target,) + victim.targets[1:])
     del os.environ["TDCOMPAT_DISABLE"]
     print("victim", victim.name)
     sys.exit(doctor.main(["--status-only"]))
@@ -146,7 +148,7 @@ def test_a_needed_patch_that_is_not_applicable_exits_1_without_a_traceback(stric
 def test_the_case_table_still_runs_when_a_patch_is_not_applied(monkeypatch, capsys):
     from tdcompat import doctor
 
-    monkeypatch.setattr(doctor, "classify", lambda tdc, statuses: {s.name: "skipped" for s in statuses})
+    monkeypatch.setattr(doctor, "classify", lambda decisions: {name: "skipped" for name in decisions})
     ok = {"results": {"gap_dict_umod_dict_then_write": {"eager": {"outcome": "ok", "detail": ""}}}}
     monkeypatch.setattr(doctor, "_run_side", lambda patched, backends, names, progress=None: ok)
     assert doctor.main(["--backend", "eager", "gap_dict_umod_dict_then_write"]) == 1

@@ -18,11 +18,11 @@ def test_import_does_not_import_dynamo():
 
 
 def test_patches_pending_until_dynamo_is_imported_then_applied():
-    proc = run_python(f"""
+    proc = run_python("""
         import json, torch, tdcompat
-        before = {{s.name: s.state.value for s in tdcompat.status()}}
+        before = {s.name: s.state.value for s in tdcompat.status()}
         import torch._dynamo
-        after = {{s.name: s.state.value for s in tdcompat.status()}}
+        after = {s.name: s.state.value for s in tdcompat.status()}
         print(json.dumps([before, after]))
     """)
     before, after = last_json(proc)
@@ -126,8 +126,8 @@ def test_unknown_disable_name_warns_and_applies_nothing():
 
 
 def test_unknown_disable_name_is_an_error_under_strict():
-    proc = run_python("import torch._dynamo, tdcompat", env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"},
-                      check=False)
+    proc = run_python("import torch._dynamo, tdcompat",
+                      env={"TDCOMPAT_DISABLE": "no-such-patch", "TDCOMPAT_STRICT": "1"}, check=False)
     assert proc.returncode != 0 and "TdcompatError" in proc.stderr and "valid names are" in proc.stderr
 
 
@@ -143,8 +143,9 @@ MISSING_INTERNAL = """
     import torch, torch._dynamo
     os.environ["TDCOMPAT_DISABLE"] = "*"  # pick the victim before anything is applied
     import tdcompat
+    from tdcompat.lifecycle import process_registry
     from tdcompat.versions import needed, parse_torch_version
-    registry = tdcompat._registry
+    registry = process_registry()
     victim = next(p for p in tdcompat.patches.ALL_PATCHES
                   if needed(parse_torch_version(torch.__version__), p.torch, p.probe))
     # What tdcompat expects of torch no longer matches (torch itself stays intact):

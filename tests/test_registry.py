@@ -10,9 +10,9 @@ import threading
 import types
 
 import pytest
-import torch  # noqa: F401 - activation reads torch.__version__, whichever test runs first
+import torch
 
-from tdcompat import activation
+from tdcompat import lifecycle
 from tdcompat.registry import Registry, State, TdcompatError, TdcompatWarning
 from tdcompat.spec import Patch, Target
 from tdcompat.wrappers import DEFER, fail_safe
@@ -300,11 +300,11 @@ def test_activation_states(monkeypatch):
                make("double-off", owner="Child", inherited=True)]
     reg = Registry(patches)
     monkeypatch.setenv("TDCOMPAT_DISABLE", "double-off")
-    applied = activation.activate(reg, None, explicit=False)
+    applied = lifecycle.activate(reg, None, explicit=False)
     states = {s.name: s.state for s in reg.status()}
     assert applied == ["double"]
     assert states == {"double": State.APPLIED, "double-old": State.NOT_NEEDED, "double-off": State.DISABLED}
-    assert activation.deactivate(reg, None) == ["double"]
+    assert lifecycle.deactivate(reg, None) == ["double"]
     assert {s.name: s.state for s in reg.status()}["double"] is State.DISABLED
 
 
@@ -312,18 +312,18 @@ def test_activation_unknown_disable_name_applies_nothing(monkeypatch):
     reg = Registry([make()])
     monkeypatch.setenv("TDCOMPAT_DISABLE", "dobule")
     with pytest.warns(TdcompatWarning, match="unknown patch name 'dobule'.*valid names are: double"):
-        assert activation.activate(reg, None, explicit=False) == []
+        assert lifecycle.activate(reg, None, explicit=False) == []
     assert Base().greet("x") == "hello x"
     with pytest.raises(Exception, match="valid names are"):
-        activation.activate(reg, None, explicit=True)
+        lifecycle.activate(reg, None, explicit=True)
 
 
 def test_activation_unknown_name_argument():
     reg = Registry([make()])
     with pytest.raises(ValueError, match="unknown patch name 'nope'"):
-        activation.activate(reg, ["nope"], explicit=True)
+        lifecycle.activate(reg, ["nope"], explicit=True)
     with pytest.raises(ValueError, match="unknown patch name 'nope'"):
-        activation.deactivate(reg, ["nope"])
+        lifecycle.deactivate(reg, ["nope"])
 
 
 def test_duplicate_names_rejected():
@@ -387,14 +387,14 @@ def test_needed_patch_is_applied_first():
     reg = Registry(_dep_patches())
     assert reg.order == ["base", "user"]
     assert reg.needed_by("base") == ["user"]
-    assert activation.activate(reg, None, explicit=False) == ["base", "user"]
-    activation.deactivate(reg, None)
+    assert lifecycle.activate(reg, None, explicit=False) == ["base", "user"]
+    lifecycle.deactivate(reg, None)
 
 
 def test_disabling_a_needed_patch_disables_its_dependents(monkeypatch):
     reg = Registry(_dep_patches())
     monkeypatch.setenv("TDCOMPAT_DISABLE", "base")
-    assert activation.activate(reg, None, explicit=False) == []
+    assert lifecycle.activate(reg, None, explicit=False) == []
     status = {s.name: s for s in reg.status()}
     assert status["user"].state is State.DISABLED and "needs 'base'" in status["user"].reason
     assert Other().greet("x") == "hi x"
@@ -403,29 +403,29 @@ def test_disabling_a_needed_patch_disables_its_dependents(monkeypatch):
 def test_a_needed_patch_that_cannot_apply_disables_its_dependents_with_a_warning():
     reg = Registry(_dep_patches(dep_attr="renamed"))
     with pytest.warns(TdcompatWarning, match="patch 'user' skipped: needs 'base'.*not applicable"):
-        assert activation.activate(reg, None, explicit=False) == []
+        assert lifecycle.activate(reg, None, explicit=False) == []
     assert Other().greet("x") == "hi x"
 
 
 def test_a_need_this_torch_does_not_have_is_no_obstacle():
     reg = Registry(_dep_patches(dep_spec="<2.5"))  # fixed natively here: nothing to need
-    assert activation.activate(reg, None, explicit=False) == ["user"]
+    assert lifecycle.activate(reg, None, explicit=False) == ["user"]
     assert {s.name: s.state for s in reg.status()}["base"] is State.NOT_NEEDED
-    activation.deactivate(reg, None)
+    lifecycle.deactivate(reg, None)
 
 
 def test_unpatching_a_needed_patch_reverts_its_dependents_first():
     reg = Registry(_dep_patches())
-    activation.activate(reg, None, explicit=False)
-    assert activation.deactivate(reg, ["base"]) == ["user", "base"]
+    lifecycle.activate(reg, None, explicit=False)
+    assert lifecycle.deactivate(reg, ["base"]) == ["user", "base"]
     assert {s.name: s.state for s in reg.status()}["user"] is State.DISABLED
     assert Other().greet("x") == "hi x" and Base().greet("x") == "hello x"
 
 
 def test_patch_by_name_brings_what_it_needs():
     reg = Registry(_dep_patches())
-    assert activation.activate(reg, ["user"], explicit=True) == ["base", "user"]
-    activation.deactivate(reg, None)
+    assert lifecycle.activate(reg, ["user"], explicit=True) == ["base", "user"]
+    lifecycle.deactivate(reg, None)
 
 
 @pytest.mark.parametrize("needs, message", [(("nope",), "needs unknown patch 'nope'"), (("user",), "cycle")])
@@ -479,8 +479,157 @@ def test_handler_failure_after_effects_graph_breaks(handler):
 def test_a_disabled_need_this_torch_does_not_have_is_no_obstacle(monkeypatch):
     reg = Registry(_dep_patches(dep_spec="<2.5"))
     monkeypatch.setenv("TDCOMPAT_DISABLE", "base")
-    assert activation.activate(reg, None, explicit=False) == ["user"]
-    activation.deactivate(reg, None)
+    assert lifecycle.activate(reg, None, explicit=False) == ["user"]
+    lifecycle.deactivate(reg, None)
+
+
+# -- the plan: one pure function decides each state, activation applies it ----------------
+def _plan(patches, settings=None, installed=None, version=None):
+    return lifecycle.plan(patches, version or torch.__version__, settings or lifecycle.Settings(), installed)
+
+
+def _chain():
+    """``c`` needs ``b`` needs ``a``; ``old`` is fixed natively on every torch the suite runs."""
+    import dataclasses
+
+    return [make("a"), dataclasses.replace(make("b", owner="Other"), needs=("a",)),
+            dataclasses.replace(make("c", owner="Child", inherited=True), needs=("b",)),
+            make("old", attribute="call_vars", spec="<2.5", added=True)]
+
+
+@pytest.mark.parametrize("disable", ["", "a", "b", "old", "*"])
+def test_plan_is_pure_and_is_what_activation_records(monkeypatch, disable):
+    patches = _chain()
+    reg = Registry(patches)
+    monkeypatch.setenv("TDCOMPAT_DISABLE", disable)
+    before = {k: dict(vars(c)) for k, c in (("Base", Base), ("Child", Child), ("Other", Other))}
+    planned = _plan(patches, lifecycle.read_settings(reg.names))
+    assert planned == _plan(patches, lifecycle.read_settings(reg.names))  # same inputs, same answer
+    # ... and nothing changed: no class, no registry state
+    assert {k: dict(vars(c)) for k, c in (("Base", Base), ("Child", Child), ("Other", Other))} == before
+    assert {d.state for d in reg.decisions().values()} == {State.PENDING}
+    assert list(planned) == reg.names  # declaration order, as status() lists them
+    applied = lifecycle.activate(reg, None, explicit=False)
+    assert reg.decisions() == planned
+    assert applied == [n for n in reg.order if planned[n].state is State.APPLIED]
+    assert all(reg.is_applied(n) == (planned[n].state is State.APPLIED) for n in reg.names)
+    lifecycle.deactivate(reg, None)
+
+
+def test_plan_of_a_users_choice_and_of_a_patch_that_cannot_go_in():
+    off = _plan(_chain(), lifecycle.Settings(disabled=frozenset({"a"})))
+    assert off["a"] == (State.DISABLED, "disabled by TDCOMPAT_DISABLE", True, False)
+    assert off["b"].state is State.DISABLED and off["b"].choice and not off["b"].warn  # goes along, quietly
+    assert off["c"].choice and "it needs 'a'" in off["c"].reason  # the root is named
+    assert off["old"].state is State.NOT_NEEDED
+    # What installing a gave: the plan around it. b is skipped (a warning); c is not a choice either
+    # (the doctor flags it), and is quiet as before: the warning is b's, and c's reason names a.
+    failed = lifecycle.Decision(State.NOT_APPLICABLE, "greet_v9 does not exist", warn=True)
+    around = _plan(_chain(), installed={"a": failed})
+    assert around["a"] is failed
+    assert around["b"].state is State.DISABLED and not around["b"].choice and around["b"].warn
+    assert "which is not applicable" in around["b"].reason
+    assert around["c"].state is State.DISABLED and not around["c"].choice and not around["c"].warn
+    assert _plan(_chain())["c"] == (State.APPLIED, f"needed on torch {torch.__version__} (range >=2.5)", False, False)
+
+
+def test_plan_of_requested_names_brings_what_they_need():
+    planned = _plan(_chain(), lifecycle.Settings(requested=frozenset({"b"})))
+    assert [n for n, d in planned.items() if d.state is State.APPLIED] == ["a", "b"]
+    assert planned["c"] == (State.DISABLED, "not requested", True, False)
+
+
+@pytest.mark.parametrize("settings, version, expected", [
+    (lifecycle.Settings(error="TDCOMPAT_DISABLE='x': bad"), None,
+     (State.DISABLED, "not applied: TDCOMPAT_DISABLE='x': bad")),
+    (lifecycle.Settings(), "garbage",
+     (State.NOT_APPLICABLE, "tdcompat cannot read torch version 'garbage'; no patch is applied")),
+])
+def test_plan_when_nothing_can_apply_keeps_what_is_in_place(settings, version, expected):
+    in_place = lifecycle.Decision(State.APPLIED, "needed on torch 2.5.1 (range >=2.5)")
+    planned = _plan(_chain(), settings, {"a": in_place}, version)
+    assert planned["a"] is in_place  # status says what is true: activation does not take it out
+    assert {tuple(planned[n][:2]) for n in ("b", "c", "old")} == {expected}
+    assert lifecycle.global_problem(version or torch.__version__, settings)[:2] == expected
+
+
+def test_a_patch_that_cannot_go_in_is_planned_around_by_activation():
+    patches = _chain()
+    patches[0] = make("a", attribute="greet_v9")
+    reg = Registry(patches)
+    with pytest.warns(TdcompatWarning, match="patch 'b' skipped: needs 'a'"):
+        assert lifecycle.activate(reg, None, explicit=False) == []
+    failed = reg.decision("a")
+    assert failed.state is State.NOT_APPLICABLE and "greet_v9 does not exist" in failed.reason
+    assert reg.decisions() == _plan(patches, lifecycle.Settings(disabled=frozenset()), {"a": failed})
+    assert Other().greet("x") == "hi x"
+
+
+def test_activation_keeps_what_is_in_place_unless_its_need_goes(monkeypatch):
+    """``patch(["b"])`` then ``TDCOMPAT_DISABLE=a,c`` and ``patch()``: a and b stay (activation never
+    takes out a patch in place; unpatch() does), as the plan with what is installed says."""
+    patches = _chain()
+    reg = Registry(patches)
+    assert lifecycle.activate(reg, ["b"], explicit=True) == ["a", "b"]
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "a,c")
+    assert lifecycle.activate(reg, None, explicit=False) == []  # nothing new: a re-patch() resets no cache
+    installed = {n: reg.decision(n) for n in ("a", "b")}
+    assert reg.decisions() == _plan(patches, lifecycle.read_settings(reg.names), installed)
+    assert reg.is_applied("a") and reg.is_applied("b") and reg.state("c") is State.DISABLED
+    monkeypatch.setenv("TDCOMPAT_DISABLE", "a,c,bad-name")
+    with pytest.raises(ValueError, match="bad-name"):
+        lifecycle.activate(reg, None, explicit=True)
+    assert reg.state("a") is State.APPLIED and reg.is_applied("a")  # a bad setting does not make status lie
+    lifecycle.deactivate(reg, None)
+
+
+REAL_PLAN = """
+    import json, sys, torch, tdcompat
+    from tdcompat.installer import wrapped_methods
+    from tdcompat.lifecycle import plan, process_registry, read_settings
+    settings = read_settings(tdcompat.patch_names())
+    planned = plan(tdcompat.patches.ALL_PATCHES, torch.__version__, settings)
+    pure = [planned == plan(tdcompat.patches.ALL_PATCHES, torch.__version__, settings),
+            [m for m in sys.modules if m.startswith("torch._dynamo")], wrapped_methods(),
+            sorted({s.state.value for s in tdcompat.status()})]
+    import torch._dynamo
+    recorded = process_registry().decisions()
+    print(json.dumps([pure, {n: [d.state.value, d.reason] for n, d in planned.items()},
+                      {n: [d.state.value, d.reason] for n, d in recorded.items()}, planned == recorded]))
+"""
+
+
+@pytest.mark.parametrize("disable", ["", "mutable-mapping-setattr", "module-deleted-attr,super-delattr", "*"])
+def test_plan_of_the_real_patches_is_pure_and_is_what_the_import_applies(disable):
+    """On the installed torch: plan() before Dynamo is imported imports nothing of it, applies
+    nothing, and is exactly what the first Dynamo import then records (choices and warnings too)."""
+    from conftest import last_json, run_python
+
+    pure, planned, recorded, same = last_json(run_python(REAL_PLAN, env={"TDCOMPAT_DISABLE": disable}))
+    assert pure == [True, [], {}, ["pending"]]
+    assert planned == recorded and same
+    states = {state for state, _ in planned.values()}
+    assert states <= {"applied", "not needed", "disabled"} and ("applied" in states) == (disable != "*")
+
+
+def test_is_applied_is_public_and_follows_patch_and_unpatch():
+    from conftest import last_json, run_python
+
+    out = last_json(run_python("""
+        import json, torch._dynamo, tdcompat
+        out = [tdcompat.is_applied("super-delattr")]  # needed on every release
+        tdcompat.unpatch(["super-delattr"])
+        out.append(tdcompat.is_applied("super-delattr"))
+        tdcompat.patch(["super-delattr"])
+        out.append(tdcompat.is_applied("super-delattr"))
+        try:
+            tdcompat.is_applied("super_delattr")
+        except ValueError as exc:
+            out.append(str(exc))
+        print(json.dumps(out))
+    """))
+    assert out[:3] == [True, False, True]
+    assert out[3].startswith("unknown patch name 'super_delattr'; valid names are:")
 
 
 # -- the way out: every patch is either fixed upstream from a release, or has a PR kit ----
@@ -596,7 +745,7 @@ def test_every_when_is_listed():
 def test_when_holds_on_the_releases_it_names(key):
     """A target left out on a torch is left out because that Dynamo code path is missing there,
     and on no other torch (checked on every release the suite runs on)."""
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
