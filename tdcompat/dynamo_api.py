@@ -80,7 +80,7 @@ def guard_dict_keys_in_order(tx, source) -> None:
 _DELETED_NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 #: Empty until a deletion was noted (the weak dictionary's own storage): a gate's test that
 #: costs no call (``WeakKeyDictionary.__len__`` is Python code).
-ANY_DELETED: dict = _DELETED_NAMES.data
+ANY_DELETED: dict = _DELETED_NAMES.data  # type: ignore[attr-defined]
 
 
 def pending_stores(side_effects, item) -> dict:
@@ -125,7 +125,7 @@ def _forget_if_last(side_effects, item, name) -> None:
 
 def deleted_attr_names(obj) -> frozenset:
     """The names deleted from ``obj`` in this trace (see :func:`note_deleted_attr`)."""
-    names = set()
+    names: set = set()
     for key in (obj, getattr(obj, "mutable_local", None)):
         try:
             names |= _DELETED_NAMES.get(key, set()) if key is not None else set()
@@ -191,6 +191,69 @@ def _real_instance_dict(item):
     return real if type(real) is dict else None
 
 
+def _last_key_in_place(side_effects, item, name, real) -> bool:
+    """Does the replay's "keep ``name`` in its old place" equal CPython's "move it to the end"
+    here? Yes where every key after ``name`` in the real ``__dict__`` is deleted at this store
+    (the record holds a deletion; ``name`` is then the last real key still there) and no key the
+    real dict lacks is present in the record (added by the frame and not deleted since): CPython's
+    dict is then the real keys still there, in their order, with ``name`` after them, which is
+    where the replay leaves it. (A real key before ``name`` deleted and stored again already was
+    asked the same; one after it stored again later is asked then, and breaks.) Read from the
+    record and the real ``__dict__`` only; the caller guards the real keys and their order."""
+    keys = list(real)
+    if name not in real:
+        return False
+    from torch._dynamo.variables import DeletedVariable
+
+    record = pending_stores(side_effects, item)
+    after = keys[keys.index(name) + 1:]
+    if not all(isinstance(record.get(k), DeletedVariable) for k in after):
+        return False
+    return not any(k not in real and not isinstance(v, DeletedVariable) for k, v in record.items() if k != name)
+
+
+def _readd_on_input(side_effects, item, name, value):
+    """The common test of both re-store gates: ``value`` stored under ``name`` on an object
+    passed in whose record holds a deletion of ``name``. Returns False (leave it to Dynamo:
+    a deletion stored, no recorded deletion, an object made in the frame), True where the
+    caller must remove the record's entry before Dynamo stores (a key the real ``__dict__``
+    lacks, guarded), or None where the record may keep it in place (its last key, guarded in
+    order: :func:`_last_key_in_place`); graph-breaks for anything else."""
+    from torch._dynamo.variables import DeletedVariable
+
+    if isinstance(value, DeletedVariable):
+        return False
+    record = pending_stores(side_effects, item)
+    if not isinstance(record.get(name), DeletedVariable) or made_in_frame(item):
+        return False
+    real = _real_instance_dict(item)
+    source = getattr(item, "source", None)
+    if real is not None and source is not None and name in real and _last_key_in_place(
+            side_effects, item, name, real):
+        from torch._dynamo.source import AttrSource
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        from .wrappers import effects_begin
+
+        effects_begin()
+        guard_dict_keys_in_order(InstructionTranslator.current_tx(), AttrSource(source, "__dict__"))
+        return None
+    if real is None or source is None or name in real:
+        graph_break(
+            "attribute deleted and stored again on an object passed in",
+            f"{item}.{name}",
+            "CPython moves the key to the end of the instance dict; Dynamo would replay the "
+            "store into the key's old place",
+        )
+    from torch._dynamo.source import AttrSource
+
+    from .wrappers import effects_begin
+
+    effects_begin()
+    guard_dict_contains(AttrSource(source, "__dict__"), name, False)
+    return True
+
+
 @functools.lru_cache(maxsize=None)
 def readd_tracker():
     """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a store, on an object
@@ -204,14 +267,20 @@ def readd_tracker():
       frame) is appended by the replay in record order: the entry is removed before the store
       so that it lands last in the record, its CPython place, under a guard that the real
       ``__dict__`` still lacks the key (``DICT_CONTAINS`` inverted);
-    * a key it had, or an object whose real ``__dict__`` is not a plain dict or that has no
-      source: a graph break (the frame then runs the deletion and the store for real).
+    * the LAST key of the real ``__dict__`` still there (the keys after it deleted), where no key the
+      frame added is present at the store: its old place is its CPython place
+      (:func:`_last_key_in_place`); the record keeps it, under a guard on the real keys and their
+      order (2.13.0 is natively right there: the fuzzer's CI program #588 broke with tdcompat only);
+    * any other key it had, or an object whose real ``__dict__`` is not a plain dict or that has
+      no source: a graph break (the frame then runs the deletion and the store for real).
 
     Objects made in the frame are ``readd-order``'s (2.5-2.13; right natively from 2.14). One
     object for every patch that declares it (readd-order, instance-dict-writes, dunder-dict-order:
     each can bring a deletion and a store of one name into one frame), which the installer puts on
-    the method once."""
-    from .wrappers import DEFER, effects_begin, fail_safe, gate
+    the method once. Dynamo 2.14+ stores an instance-dict write through
+    ``SideEffects.store_instance_dict_attr``, which drops the recorded deletion before
+    ``store_attr``: :func:`readd_instance_dict_tracker` asks the same question there."""
+    from .wrappers import DEFER, fail_safe, gate
 
     deleted_type = []
 
@@ -224,25 +293,11 @@ def readd_tracker():
         if len(args) < 3:
             return DEFER
         item, name, value = args[:3]
-        if isinstance(value, DeletedVariable):
+        verdict = _readd_on_input(instance, item, name, value)
+        if verdict is False:
             return DEFER
-        record = pending_stores(instance, item)
-        if not isinstance(record.get(name), DeletedVariable) or made_in_frame(item):
-            return DEFER
-        real = _real_instance_dict(item)
-        source = getattr(item, "source", None)
-        if real is None or source is None or name in real:
-            graph_break(
-                "attribute deleted and stored again on an object passed in",
-                f"{item}.{name}",
-                "CPython moves the key to the end of the instance dict; Dynamo would replay the "
-                "store into the key's old place",
-            )
-        from torch._dynamo.source import AttrSource
-
-        effects_begin()
-        guard_dict_contains(AttrSource(source, "__dict__"), name, False)
-        del record[name]  # the store below appends it: the key's place in CPython's dict
+        if verdict:
+            del pending_stores(instance, item)[name]  # the store below appends it: CPython's place
         result = wrapped(*args, **kwargs)
         _forget_if_last(instance, item, name)
         return result
@@ -263,6 +318,54 @@ def readd_tracker():
         return store_attr
 
     return store_attr_readd_gate
+
+
+@functools.lru_cache(maxsize=None)
+def readd_instance_dict_tracker():
+    """:func:`readd_tracker`'s question on ``SideEffects.store_instance_dict_attr(item, name, value)``
+    (2.13+; every instance-dict write of 2.14+ goes there). 2.14+ drop a recorded deletion of ``name``
+    there before ``store_attr`` (so that the record lists the key last, CPython's place), but the
+    replay then only ``setattr``s it on an object passed in, which keeps a key the object had in its
+    old place: ``del o.a; o.a = v`` left ``a`` first (silently wrong natively, measured on 2.15.0, and
+    the fuzzer's CI program #107 there, where tdcompat's break at a later ``list(o.__dict__)`` replayed
+    the same record). The same rules as :func:`readd_tracker`, asked before Dynamo drops the entry."""
+    from .wrappers import DEFER, fail_safe, gate
+
+    deleted_type = []
+
+    @fail_safe("readd-tracker")
+    def restore(wrapped, instance, args, kwargs):
+        from torch._dynamo.variables import DeletedVariable
+
+        if not deleted_type:
+            deleted_type.append(DeletedVariable)
+        if len(args) != 3 or kwargs:
+            return DEFER
+        item, name, value = args
+        verdict = _readd_on_input(instance, item, name, value)
+        if verdict is False:
+            return DEFER
+        if verdict:
+            del pending_stores(instance, item)[name]  # the store below appends it: CPython's place
+        result = wrapped(*args, **kwargs)
+        _forget_if_last(instance, item, name)
+        return result
+
+    @gate(restore)
+    def store_instance_dict_attr_readd_gate(original, handle):
+        def store_instance_dict_attr(self, item, name, value):
+            try:
+                entry = pending_stores(self, item).get(name)
+                other = entry is None or type(entry) is not deleted_type[0] or type(value) is deleted_type[0]
+            except Exception:  # noqa: BLE001  (not loaded yet, or an odd call: the handler decides)
+                other = False
+            if other:
+                return original(self, item, name, value)
+            return handle(self, item, name, value)
+
+        return store_instance_dict_attr
+
+    return store_instance_dict_attr_readd_gate
 
 
 def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":

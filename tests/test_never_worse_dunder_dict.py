@@ -37,19 +37,10 @@ import itertools
 
 import pytest
 import torch
-
 import torch._dynamo  # noqa: F401  (tdcompat applies at Dynamo import: status() below must see it)
+from packaging.version import Version
 
 from tdcompat.cases.snapshot import diff, snapshot
-
-
-def _readd_open_here(made: bool) -> bool:
-    """OPEN: on 2.14+ (measured on 2.15.0) the re-store handler does not catch the re-store on an
-    object passed in (Dynamo 2.14+ drops the deleted entry itself before ``store_attr``), so the
-    input keeps the key in its old place (wrong natively too). Not fixed yet."""
-    from packaging.version import Version
-
-    return not made and _release() >= Version("2.14")
 
 
 def _release():
@@ -178,10 +169,15 @@ NATIVE = {isinstance_dict_subclass: "2.12", replace_then_isinstance: "2.12"}
 
 
 def _native_wrong(fn):
-    from packaging.version import Version
+    """``NATIVE[fn]``: a release it is wrong from (``"2.12"``) or a specifier set (``">=2.12,<2.13"``)."""
+    from packaging.specifiers import SpecifierSet
 
     since = NATIVE.get(fn)
-    return since is not None and _release() >= Version(since)
+    if since is None:
+        return False
+    if since[0].isdigit():
+        return _release() >= Version(since)
+    return _release() in SpecifierSet(since)
 
 
 @pytest.mark.parametrize("fullgraph", (True, False))
@@ -263,8 +259,6 @@ READDS = (readd_attr, readd_new_attr, del_then_setitem, pop_then_update, del_the
 def test_deleted_and_stored_again(fn, cls, made):
     """Key order after ``del``/``pop`` and a re-insertion, then an order-observing read: equal to eager
     without ``fullgraph``, equal or a clean break with it, on objects passed in and made in the frame."""
-    if _readd_open_here(made) and fn not in (readd_new_attr, pop_then_update, del_then_setdefault):
-        pytest.xfail("open on 2.14+: a re-stored key of an input keeps its old place (see _readd_open_here)")
     run = _made(fn, cls) if made else fn
     make = (lambda call: (torch.randn(3) * call,)) if made else _inputs(cls)
     for fullgraph in (False, True):
@@ -277,8 +271,6 @@ def test_readd_on_an_input_breaks_under_fullgraph():
 
     if not any(_applied(n) for n in ("readd-order", "dunder-dict-order")):
         pytest.skip("no patch declaring the re-store handler applies on this torch")
-    if _readd_open_here(False):
-        pytest.xfail("open on 2.14+ (see _readd_open_here)")
     assert _check(readd_attr, _inputs(Plain), True, True) == "break"
 
 
@@ -288,8 +280,6 @@ def test_readd_of_a_name_the_input_lacked_compiles():
 
     if not any(_applied(n) for n in ("readd-order", "dunder-dict-order")):
         pytest.skip("no patch declaring the re-store handler applies on this torch")
-    if _readd_open_here(False):
-        pytest.xfail("open on 2.14+ (see _readd_open_here)")
     assert _check(readd_new_attr, _inputs(Plain), True, False) == "compiled"
 
     def with_y(call):  # a later input that has `y` already: the guard must fail (then a break)
@@ -299,6 +289,113 @@ def test_readd_of_a_name_the_input_lacked_compiles():
         return o, x
 
     _check(readd_new_attr, with_y, False, False)
+
+
+def readd_last(o, x):
+    del o.z
+    o.z = x
+    return x * 2
+
+
+def pop_then_setitem_last(o, x):
+    v = o.__dict__.pop("z", x - 0.5)
+    o.__dict__["z"] = 3
+    return x * v
+
+
+def readd_last_after_adding(o, x):
+    o.w = 1
+    del o.z
+    o.z = x
+    return x * 2
+
+
+def readd_before_a_deleted_tail(o, x):
+    del o.y
+    del o.z
+    o.y = x
+    return x * 2
+
+
+def _with_last_z(cls, extra_on_second=False):
+    """Inputs whose last instance key is ``z`` (on the second call, with ``extra_on_second``, ``extra``
+    comes after it: ``z`` is then not last and the guard on the keys' order must fail)."""
+
+    def make(call):
+        x = torch.randn(3) * call
+        o = cls(x)
+        o.y = -1
+        o.z = 0
+        if extra_on_second and call == 2:
+            o.extra = 7
+        return o, x
+
+    return make
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("fn", (readd_last, pop_then_setitem_last, readd_last_after_adding,
+                                readd_before_a_deleted_tail), ids=lambda f: f.__name__)
+def test_readd_of_the_inputs_last_key(fn, cls):
+    """The input's LAST key deleted (or popped) and stored again: its old place is its CPython place,
+    unless the frame added a key before the store (``readd_last_after_adding``: ``z`` goes after ``w`` in
+    CPython, the replay keeps it before). Equal to eager or a clean break, on inputs where ``z`` is last
+    on both calls and on a second input where it is not."""
+    for extra in (False, True):
+        for fullgraph in (False, True):
+            _check(fn, _with_last_z(cls, extra), fullgraph, True)
+
+
+def test_readd_of_the_last_key_compiles():
+    """2.13.0's fuzz program #588 (``pop`` then ``__dict__[k] = v`` of an input's last key) broke with
+    tdcompat only: natively right there. The re-store handler keeps such a key in place under a guard
+    on the keys' order; with a key added in the frame before the store it still breaks."""
+    from tests.test_never_worse import _applied
+
+    if not any(_applied(n) for n in ("readd-order", "dunder-dict-order")):
+        pytest.skip("no patch declaring the re-store handler applies on this torch")
+    assert _check(readd_last, _with_last_z(Plain), True, False) == "compiled"
+    # every key after it deleted: it is the last one still there (fuzz program 148029789088096, 2.15.0)
+    assert _check(readd_before_a_deleted_tail, _with_last_z(Plain), True, False) == "compiled"
+    assert _check(readd_last_after_adding, _with_last_z(Plain), True, True) == "break"
+    if _release() >= Version("2.12"):  # Mapping inputs' __dict__ writes reach the handler (2.5: a break)
+        assert _check(pop_then_setitem_last, _with_last_z(Mapping), True, False) == "compiled"
+
+
+def escaped_items_of_a_made_object(x):
+    o = Plain(x)
+    o.z = 1
+    return o.__dict__.items(), o, x + 1
+
+
+def test_escaped_view_of_a_made_object_compiles():
+    """A view of an object made in the frame, returned: Dynamo lists its keys while rebuilding it after
+    the graph, where the object's source is the replay's ``TempLocalSource``: no guard may be asked
+    there (it raised inside dunder-dict-order's listing, a break where plain torch.compile compiled:
+    fuzz program 148029789088084, 2.15.0)."""
+    from tests.test_never_worse import _applied
+
+    if not _applied("dunder-dict-escape"):
+        pytest.skip("a view of a made object escapes only where dunder-dict-escape applies (2.12+)")
+    make = lambda call: (torch.randn(3) * call,)  # noqa: E731
+    assert _check(escaped_items_of_a_made_object, make, True, False) == "compiled"
+
+
+@pytest.mark.parametrize("cls", (Plain, Mod), ids=lambda c: c.__name__)
+def test_readd_on_an_input_is_wrong_natively_from_214(cls):
+    """2.14+ drop a recorded deletion in ``SideEffects.store_instance_dict_attr``; the replay then only
+    sets the key on an object passed in, which keeps its old place (measured on 2.15.0: ``a`` first,
+    eager last; the fuzzer's CI program #107, a module). dunder-dict-order's handler there is the fix."""
+    from tests.conftest import without_patch
+    from tests.test_never_worse import _applied
+
+    if _release() < Version("2.14") or not _applied("dunder-dict-order"):
+        pytest.skip("the deletion is dropped in store_instance_dict_attr from 2.14 (measured on 2.15.0)")
+    with without_patch("dunder-dict-order"):
+        with pytest.raises(AssertionError):
+            _check(readd_attr, _inputs(cls), False, False)
+    assert _check(readd_attr, _inputs(cls), True, True) == "break"
+    _check(readd_attr, _inputs(cls), False, False)
 
 
 # -- shape 3: the views and their consumers ------------------------------------------------------
@@ -501,10 +598,63 @@ def test_rebuilt_instance_dict(fn, cls, made):
 
 
 #: ``o.__dict__.copy()``: 2.12.1 fails inside Dynamo (``InternalTorchDynamoError: 'SideEffectsProxyDict' object
-#: has no attribute 'copy'``), 2.13.0 and 2.15.0 return a copy with the first input's keys for a second input
-#: with one more key (no guard on the key set), with and without tdcompat (measured 2026-11-24; no tdcompat
-#: patch covers ``copy`` there; dunder-dict-views answers 2.5-2.11).
-NATIVE[rebuilt_by_copy] = "2.12"
+#: has no attribute 'copy'``), with and without tdcompat. 2.13.0 and 2.15.0 returned a copy with the first
+#: input's keys for a second input with one more key (no guard on the key set), with and without tdcompat
+#: (measured 2026-11-24); dunder-dict-order now guards an input's keys where the proxy lists them
+#: (test_whole_dict_consumers_are_guarded). dunder-dict-views answers 2.5-2.11.
+NATIVE[rebuilt_by_copy] = ">=2.12,<2.13"
+
+
+def consumed_by_set(o, x):
+    return sorted(set(o.__dict__)), sorted(frozenset(o.__dict__)), sorted(set(vars(o))), x + 1
+
+
+def consumed_by_set_operators(o, x):
+    return sorted({"z"} | set(o.__dict__)), sorted(o.__dict__.keys() | {"z"}), sorted(o.__dict__.keys() & {"b"}), x + 1
+
+
+def consumed_by_unpacking(o, x):
+    return [*o.__dict__], x + 1
+
+
+def consumed_by_unpacking_keys(o, x):
+    return (*o.__dict__.keys(),), x + 1
+
+
+def consumed_by_fromkeys(o, x):
+    return list(dict.fromkeys(o.__dict__)), len(o.__dict__), tuple(o.__dict__), x + 1
+
+
+CONSUMERS = (consumed_by_set, consumed_by_set_operators, consumed_by_unpacking, consumed_by_unpacking_keys,
+             consumed_by_fromkeys)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("fn", CONSUMERS, ids=lambda f: f.__name__)
+def test_whole_dict_consumers_are_guarded(fn, cls):
+    """The second input has one more key (``extra``): the code compiled for the first must not answer for
+    it. Wrong natively where Dynamo's consumer reads the tracker's keys without a guard: ``set()``,
+    ``frozenset()``, set operators, ``dict.fromkeys`` on 2.15.0, ``[*o.__dict__]`` on 2.13.0 and 2.15.0
+    (fuzz program 2136578115715156, measured 2026-11-24); dunder-dict-order guards the input's keys where
+    its proxy lists them."""
+    for fullgraph in (True, False):
+        _check(fn, _inputs(cls), fullgraph, True)
+
+
+def test_whole_dict_consumers_wrong_without_the_guard():
+    """The fix is dunder-dict-order's guard: without it ``[*o.__dict__]`` (2.13+) and ``set(o.__dict__)``
+    (2.14+) reuse the first input's keys."""
+    from tests.conftest import without_patch
+    from tests.test_never_worse import _applied
+
+    if _release() < Version("2.13") or not _applied("dunder-dict-order"):
+        pytest.skip("measured wrong natively on 2.13.0 and 2.15.0 only")
+    wrong = [consumed_by_unpacking] + ([consumed_by_set] if _release() >= Version("2.14") else [])
+    for fn in wrong:
+        with without_patch("dunder-dict-order"):
+            with pytest.raises(AssertionError):
+                _check(fn, _inputs(Plain), False, False)
+        _check(fn, _inputs(Plain), False, False)
 
 
 def test_rebuilt_module_dict_compiles_where_views_apply():

@@ -729,6 +729,8 @@ WHEN_RELEASES = {
     # BuiltinVariable._call_min_max takes key= (measured on 2.15.0; not on 2.13.0; 2.14 has no env here)
     ("dunder-dict-order", "BuiltinVariable.call_min"): ">=2.15",
     ("dunder-dict-order", "BuiltinVariable.call_max"): ">=2.15",
+    # SideEffects.store_instance_dict_attr is there from 2.13 (2.14+ drop a recorded deletion in it)
+    ("dunder-dict-order", "SideEffects.store_instance_dict_attr"): ">=2.13",
     # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)
     ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",
 }

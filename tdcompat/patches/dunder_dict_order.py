@@ -28,6 +28,20 @@ Consumers that take a copy before user code runs between the steps (issue 26 fol
 ``map(f, o.__dict__)``/``filter(...)`` unpack a copy: they get the live iterator (which answers
 ``has_unpack_var_sequence`` False so that they step it). ``reversed(o.__dict__)`` (2.12+, a reversed
 copy) and, where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the copy) graph-break.
+
+Guards (issue 26, measured 2026-11-24): Dynamo's consumers that read the tracker's keys directly
+(``dict_vt.items.keys()``: 2.14+ ``set()``, ``frozenset()``, set operators, ``dict.fromkeys``; 2.13+
+``[*o.__dict__]``, ``o.__dict__.copy()``) install no guard, so code compiled for an input answered for a
+later input with other keys (silently wrong natively on 2.13.0 and 2.15.0). Listing the keys of an
+object passed in now guards its real ``__dict__``'s keys and their order (``DICT_KEYS_MATCH``), which is
+what the listed keys were computed from.
+
+Deleted and stored again on an object passed in (2.14+): Dynamo drops the recorded deletion in
+``SideEffects.store_instance_dict_attr`` and the replay then only sets the key, which keeps its old place
+(``del o.a; o.a = v``: silently wrong natively on 2.15.0; the fuzzer's CI program #107, where a graph break
+at a later ``list(o.__dict__)`` replayed the same record). ``dynamo_api.readd_instance_dict_tracker()`` is
+declared there: the shared re-store rules (a name the input lacked: moved last under a guard; its last
+key with nothing added before: kept; any other: a graph break).
 """
 
 from __future__ import annotations
@@ -35,8 +49,16 @@ from __future__ import annotations
 import functools
 
 from ..dynamo_api import (
-    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, new_object_kwargs, raise_observed,
-    readd_tracker)
+    deleted_attr_names,
+    deletion_tracker,
+    graph_break,
+    guard_dict_keys_in_order,
+    made_in_frame,
+    new_object_kwargs,
+    raise_observed,
+    readd_instance_dict_tracker,
+    readd_tracker,
+)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -105,6 +127,25 @@ def _checked(instance, keys):
         yield HashableTracker(ConstantVariable.create(keys[i]))
 
 
+def _guard_input_keys(proxy) -> None:
+    """For an object passed in, guard its real ``__dict__``'s keys and their order: what the
+    listed keys were computed from. Dynamo's consumers that read ``dict_vt.items.keys()`` directly
+    (2.14+ ``set()``/``frozenset()``/set operators/``dict.fromkeys``, 2.13+ ``[*o.__dict__]``) guard
+    nothing, so code compiled for an input without ``b`` answered ``set(o.__dict__)`` without it for
+    one that has it (silently wrong natively, measured on 2.13.0 and 2.15.0; the fuzzer's
+    ``set(a0.__dict__)``)."""
+    source = getattr(proxy.item, "source", None)
+    if source is None or made_in_frame(proxy.item):
+        return  # (made in the frame: no guard; its source, if any, is the replay's TempLocalSource)
+    from torch._dynamo.source import AttrSource
+    from torch._dynamo.symbolic_convert import InstructionTranslator
+
+    tx = InstructionTranslator.current_tx()
+    if tx is None:
+        return
+    guard_dict_keys_in_order(tx, AttrSource(source, "__dict__"))
+
+
 @fail_safe(NAME)
 def _iter(wrapped, instance, args, kwargs):
     """``SideEffectsProxyDict.__iter__()``."""
@@ -113,7 +154,10 @@ def _iter(wrapped, instance, args, kwargs):
     own = getattr(instance, "item_dict", None)
     if not isinstance(own, dict):
         return DEFER
-    return _checked(instance, _listable_keys(instance))
+    keys = _listable_keys(instance)
+    effects_begin()
+    _guard_input_keys(instance)
+    return _checked(instance, keys)
 
 
 @functools.lru_cache(maxsize=None)
@@ -299,6 +343,13 @@ def _min_max(wrapped, instance, args, kwargs):
                 "Dynamo calls the key function after taking a copy of the instance dict")
 
 
+def _has_store_instance_dict_attr() -> bool:
+    """only where Dynamo has ``SideEffects.store_instance_dict_attr`` (2.13+; 2.14+ drop a recorded deletion there)"""
+    from torch._dynamo.side_effects import SideEffects
+
+    return hasattr(SideEffects, "store_instance_dict_attr")
+
+
 def _min_max_take_key() -> bool:
     """only where ``BuiltinVariable._call_min_max`` takes ``key`` (2.15.0; 2.13 uses a live polyfill)"""
     import inspect
@@ -324,6 +375,11 @@ PATCH = Patch(
                params=("item", "name", "value")),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),
                params=("item", "name", "value")),
+        # 2.14+ drop a recorded deletion there before store_attr: the re-store of an input's own key
+        # (`del o.a; o.a = v`) is asked there (wrong natively on 2.15.0: the key kept its old place)
+        Target("torch._dynamo.side_effects", "SideEffects", "store_instance_dict_attr",
+               readd_instance_dict_tracker(), params=("item", "name", "value"),
+               when=_has_store_instance_dict_attr),
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
         Target("torch._dynamo.variables.dicts", "DictViewVariable", "call_method", _iter_gate,
@@ -347,6 +403,8 @@ PATCH = Patch(
         "torch._dynamo.variables.dicts:SideEffectsProxyDict.side_effects_table",
         "torch._dynamo.variables.dicts:HashableTracker",
         "torch._dynamo.variables:DeletedVariable",
+        "torch._dynamo.source:AttrSource",
+        "torch._dynamo.symbolic_convert:InstructionTranslator.current_tx",
     ),
     summary="obj.__dict__ iterates in CPython's order and live: the object's keys, then the added ones",
     history=(
@@ -359,6 +417,10 @@ PATCH = Patch(
          "raises no `RuntimeError`, and a key deleted and set again keeps its old place (silently wrong on "
          "2.12.1-2.15.0; 2.12 iterates a copy of the keys, 2.13+ a copy made by the proxy). Consumers that copy "
          "first raise no `RuntimeError` for a key added meanwhile: `.items()` iteration, `map`, `filter` (2.12.1), "
-         "`reversed` (2.12.1, 2.13.0, 2.15.0), `min`/`max` with a `key` (2.15.0). Open upstream"),
+         "`reversed` (2.12.1, 2.13.0, 2.15.0), `min`/`max` with a `key` (2.15.0). Consumers that read the tracker's "
+         "keys directly guard nothing: `set(o.__dict__)`, `frozenset`, set operators, `dict.fromkeys` (2.15.0), "
+         "`[*o.__dict__]`, `o.__dict__.copy()` (2.13.0, 2.15.0) answer a later input with other keys with the first "
+         "one's (silently wrong). 2.14+ drop a recorded deletion in `store_instance_dict_attr`: `del o.a; o.a = v` "
+         "on an input leaves `a` in its old place (silently wrong, 2.15.0). Open upstream"),
     ),
 )

@@ -43,9 +43,9 @@ turns the break into a wrong result.
 
 from __future__ import annotations
 
+from ..dynamo_api import instance_dict_receiver_types, made_in_frame
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
-from ..dynamo_api import instance_dict_receiver_types, made_in_frame
 
 NAME = "dunder-dict-type"
 

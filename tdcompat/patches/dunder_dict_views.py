@@ -47,9 +47,18 @@ from __future__ import annotations
 import functools
 
 from ..dynamo_api import (
-    deleted_attr_names, deletion_tracker, graph_break, guard_dict_keys_in_order, instance_dict_item,
+    deleted_attr_names,
+    deletion_tracker,
+    graph_break,
+    guard_dict_keys_in_order,
+    instance_dict_item,
     instance_dict_receiver_types,
-    is_data_descriptor, made_in_frame, module_tracker_types, new_object_kwargs, pending_stores, raise_observed)
+    is_data_descriptor,
+    made_in_frame,
+    new_object_kwargs,
+    pending_stores,
+    raise_observed,
+)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 

@@ -72,9 +72,17 @@ whether a key is present in an input object's ``__dict__`` are guarded
 
 from __future__ import annotations
 
-from ..spec import Patch, Target
 from ..dynamo_api import (
-    LAZY_MODULE, bind_args, const_str, instance_dict_receiver_types, is_data_descriptor, peek, readd_tracker, realize)
+    LAZY_MODULE,
+    bind_args,
+    const_str,
+    instance_dict_receiver_types,
+    is_data_descriptor,
+    peek,
+    readd_tracker,
+    realize,
+)
+from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 _WRITES = frozenset(("__setitem__", "update", "setdefault", "pop", "__delitem__"))

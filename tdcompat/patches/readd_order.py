@@ -15,10 +15,13 @@ made in the frame, first removes that entry, so the store lands at the end of th
 the key does in CPython. An object passed in (issue 26) is the shared
 ``dynamo_api.readd_tracker()`` handler's, declared here too: a name its real ``__dict__``
 lacked on entry (added, deleted, added again in the frame) is moved to the end of the record
-the same way, under a guard that the real ``__dict__`` still lacks it; a name it had graph-breaks
+the same way, under a guard that the real ``__dict__`` still lacks it; the real ``__dict__``'s
+last key, with no key the frame added present at the store, keeps its place (which is then its
+CPython place) under a guard on the real keys and their order; any other name it had graph-breaks
 (the replay's ``setattr`` would leave the key in its old place: silently wrong natively on
-2.5-2.15). Open: on 2.14+ (outside this patch's range; dunder-dict-order declares the handler
-there) the re-store of an input's own key is not caught yet (measured on 2.15.0).
+2.5-2.15). On 2.14+ (outside this patch's range) Dynamo drops the recorded deletion in
+``SideEffects.store_instance_dict_attr`` before ``store_attr``: dunder-dict-order declares
+``dynamo_api.readd_instance_dict_tracker()`` there, which asks the same question first.
 """
 
 from __future__ import annotations
