@@ -30,7 +30,8 @@ and ``debug_force_nested_calls``); the plugin records each such shim in the JSON
 run because of the harness is ``harness-incompatible``, never a pass or a fail: a collection error of
 its file, a missing test utility (``torch._dynamo.testing``, ``torch.testing._internal``), or a
 ``make_dynamo_test`` test failing on a torch that cannot trace ``unittest`` assertions (no
-``enable_trace_unittest`` of its own, before 2.7).
+``enable_trace_unittest`` of its own: 2.5-2.7). ``--mode disabled`` imports tdcompat with
+``TDCOMPAT_DISABLE=*`` (to check that this is inert).
 """
 
 from __future__ import annotations
@@ -53,6 +54,46 @@ UPSTREAM = {
     "test_dicts.py": {"path": "test/dynamo/test_dicts.py", "commit": "0059dc46341d46bb36ff6e8f0bce233471708bad",
                       "blob": "18fd1c05325ac366af0286caebec073dcfb82f8c"},  # git hash-object of the file measured
 }
+
+
+def normalize_message(message: str) -> str:
+    """One line without the temporary directory's name and Dynamo's advice tail (stable between runs)."""
+    message = re.sub(r"\S*upstream_tests-[A-Za-z0-9_]+/", "", message)
+    return message.split(" Set TORCH_LOGS=")[0].split(" You can suppress this")[0][:MESSAGE_CHARS]
+
+
+MESSAGE_CHARS = 160
+
+
+def write_result(path: str, result: dict) -> None:
+    """The run's JSON: its fields, then one line per test (small, and a diff shows which tests moved)."""
+    head = {k: v for k, v in result.items() if k != "tests"}
+    lines = [f"  {json.dumps(t)}: {json.dumps(r, sort_keys=True)}" for t, r in sorted(result["tests"].items())]
+    text = json.dumps(head, indent=1, sort_keys=True)[:-2] + ',\n "tests": {\n' + ",\n".join(lines) + "\n }\n}\n"
+    json.loads(text)  # well-formed
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def tdcompat_source(rev, work: str) -> tuple:
+    """(directory tdcompat is imported from, its revision): the checkout's working tree ('<HEAD>+dirty' when
+    tdcompat/ has uncommitted changes), or with ``--tdcompat-rev`` that commit's tdcompat/ exported clean."""
+    def git(*cmd):
+        return subprocess.run(["git", "-C", ROOT, *cmd], capture_output=True, text=True, check=True).stdout
+
+    if rev:
+        commit = git("rev-parse", rev).strip()
+        dest = os.path.join(work, "tdcompat-src")
+        os.makedirs(dest)
+        archive = subprocess.run(["git", "-C", ROOT, "archive", commit, "tdcompat"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", dest], input=archive.stdout, check=True)
+        return dest, commit
+    try:
+        head = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--", "tdcompat").strip())
+    except (OSError, subprocess.CalledProcessError):
+        return ROOT, "unknown"
+    return ROOT, head + ("+dirty" if dirty else "")
 
 
 def git_blob(path: str) -> str:
@@ -226,7 +267,6 @@ def _make_dynamo_test(fn=None):
         optimize_assert(CompileCounter())(dummy)()
         reset()
 
-    test_fn._upstream_shim_make_dynamo_test = True
     return test_fn
 
 
@@ -238,9 +278,20 @@ def _install_shims():
     import torch.testing._internal.common_utils as cu
 
     NATIVE_TRACE_UNITTEST = hasattr(config, "enable_trace_unittest")
-    if not hasattr(cu, "make_dynamo_test"):
-        cu.make_dynamo_test = _make_dynamo_test
+    maker = getattr(cu, "make_dynamo_test", None)
+    if maker is None:
+        maker = _make_dynamo_test
         SHIMS.append("common_utils.make_dynamo_test")
+
+    def marked(fn=None):
+        """The release's make_dynamo_test (or the shim), its tests marked: the harness rule needs to know them."""
+        if fn is None:
+            return lambda fn: marked(fn)
+        test_fn = maker(fn)
+        test_fn._upstream_make_dynamo_test = True
+        return test_fn
+
+    cu.make_dynamo_test = marked
     if not hasattr(dyn_utils, "dict_items"):
         dyn_utils.dict_items = type({}.items())
         SHIMS.append("torch._dynamo.utils.dict_items")
@@ -250,8 +301,8 @@ def _install_shims():
 
 
 def pytest_configure(config):
-    if CONFIG["mode"] == "tdcompat":
-        import tdcompat  # noqa: F401  (patches at Dynamo import)
+    if CONFIG["mode"] in ("tdcompat", "disabled"):
+        import tdcompat  # noqa: F401  (patches at Dynamo import; "disabled": TDCOMPAT_DISABLE=*)
     _install_shims()
 
 
@@ -296,13 +347,32 @@ def _harness(item, excinfo):
     if isinstance(exc, (ImportError, AttributeError)) and any(m in text for m in HARNESS_MODULES):
         return "missing test utility: " + text.splitlines()[0][:200] if text else "missing test utility"
     fn = getattr(item, "function", None) or getattr(getattr(item, "obj", None), "__func__", None)
-    uses_mdt = getattr(fn, "_upstream_shim_make_dynamo_test", False)
+    uses_mdt = getattr(fn, "_upstream_make_dynamo_test", False)
     if uses_mdt and not NATIVE_TRACE_UNITTEST and re.search(r"unittest|case\.py", text):
         return "make_dynamo_test on a torch that cannot trace unittest assertions"
     for pattern in CONFIG["harness_messages"]:
         if re.search(pattern, text):
             return "test utility: " + pattern
     return None
+
+
+def _kind(excinfo):
+    """graph-break (Dynamo's Unsupported), assertion (the test's own check failed: a result, guard count or
+    message differs; raised outside torch's compiler packages) or error (anything else, Dynamo-internal
+    assertions included)."""
+    exc = excinfo.value
+    try:
+        from torch._dynamo.exc import Unsupported
+        if isinstance(exc, Unsupported):
+            return "graph-break"
+    except ImportError:
+        pass
+    if isinstance(exc, AssertionError):
+        where = str(excinfo.traceback[-1].path).replace(os.sep, "/")
+        internal = ("/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/", "/torch/fx/", "/torch/_subclasses/")
+        if not any(part in where for part in internal):
+            return "assertion"
+    return "error"
 
 
 def _one_line(excinfo):
@@ -332,6 +402,7 @@ def pytest_runtest_makereport(item, call):
             entry["message"] = _one_line(call.excinfo) if call.excinfo is not None else str(rep.longrepr)[:300]
             entry["exception"] = type(call.excinfo.value).__module__ + "." + type(call.excinfo.value).__name__ \
                 if call.excinfo is not None else ""
+            entry["kind"] = _kind(call.excinfo) if call.excinfo is not None else "error"
 
 
 def pytest_collectreport(report):
@@ -380,8 +451,11 @@ def run(args) -> int:
         config = {"mode": args.mode, "timeout": args.timeout, "harness_messages": HARNESS_MESSAGES,
                   "raw_out": os.path.join(work, "collect.json"), "selected": None}
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([work, ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        tdcompat_root, tdcompat_rev = tdcompat_source(args.tdcompat_rev, work)
+        env["PYTHONPATH"] = os.pathsep.join([work, tdcompat_root] + [p for p in [env.get("PYTHONPATH")] if p])
         env.pop("TDCOMPAT_DISABLE", None)
+        if args.mode == "disabled":
+            env["TDCOMPAT_DISABLE"] = "*"
         env["UPSTREAM_TESTS_CONFIG"] = os.path.join(work, "config.json")
         with open(env["UPSTREAM_TESTS_CONFIG"], "w") as fh:
             json.dump(config, fh)
@@ -429,15 +503,17 @@ def run(args) -> int:
                          "message": (collect_err or {}).get("message", "not run")}
             record = {"family": family, "outcome": entry["outcome"]}
             if entry["outcome"] != "passed" and entry.get("message"):
-                message = entry["message"].replace(work + os.sep, "")
-                record["message"] = message.split(" Set TORCH_LOGS=")[0].split(" You can suppress this")[0]
+                record["message"] = normalize_message(entry["message"])
             if entry.get("exception"):
                 record["exception"] = entry["exception"]
+            if entry.get("kind"):
+                record["kind"] = entry["kind"]
             tests[nodeid] = record
         result = {
             "torch": raw["torch"], "python": raw["python"], "mode": args.mode,
             "tdcompat_imported": raw["tdcompat_imported"], "tdcompat_applied": raw.get("tdcompat_applied"),
             "shims": raw["shims"], "timeout_s": args.timeout, "seconds": round(time.time() - start, 1),
+            "tdcompat_rev": tdcompat_rev if args.mode != "native" else None,
             "upstream": {f: {"path": "test/dynamo/" + f, "commit": UPSTREAM.get(f, {}).get("commit", "unrecorded"),
                              "blob": git_blob(os.path.join(tests_dir, f)),
                              "blob_expected": UPSTREAM.get(f, {}).get("blob", "unrecorded")} for f in present},
@@ -448,9 +524,7 @@ def run(args) -> int:
             print("native run imported tdcompat: not torch as shipped", file=sys.stderr)
             return 2
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as fh:
-            json.dump(result, fh, indent=1, sort_keys=True)
-            fh.write("\n")
+        write_result(args.out, result)
         print(f"{raw['torch']} {args.mode}: {result['counts']} -> {args.out} ({result['seconds']} s)")
         return 0
     finally:
@@ -507,8 +581,8 @@ def report(directory: str, reference: str = "2.15") -> str:
     out.append("")
     out.append("Per release and family: of the tests that pass natively on the reference, how many pass without")
     out.append("tdcompat / with tdcompat (harness-incompatible ones, which cannot run on that release, in brackets;")
-    out.append("'assert N' = N of the failures with tdcompat are assertion failures (a result, guard or message")
-    out.append("that differs from what the test expects) rather than a graph break or an error).")
+    out.append("'assert N' = N of the failures with tdcompat are the test's own assertion failing (a result, guard")
+    out.append("count or message that differs from what the test expects) rather than a graph break or an error).")
     out.append("")
     header = f"| family | in scope | on {ref_key[0]} | " + " | ".join(releases) + " |"
     out.append(header)
@@ -531,7 +605,7 @@ def report(directory: str, reference: str = "2.15") -> str:
             wrong = None
             if tdc is not None:
                 wrong = sum(1 for t in fam_tests if tdc["tests"].get(t, {}).get("outcome") == "failed"
-                            and tdc["tests"][t].get("exception", "").endswith("AssertionError"))
+                            and tdc["tests"][t].get("kind") == "assertion")
             cell = f"{'-' if n is None else n} / {'-' if w is None else w}"
             if h:
                 cell += f" [{h}]"
@@ -555,6 +629,64 @@ def report(directory: str, reference: str = "2.15") -> str:
     if not any_violation:
         out.append("- none")
     out.append("")
+    out.append("Failures tdcompat turns from a graph break or an error into an assertion failure (a compiled result")
+    out.append("the test finds wrong), same release:")
+    any_turned = False
+    for release in releases:
+        nat, tdc = runs.get((release, "native")), runs.get((release, "tdcompat"))
+        if not nat or not tdc:
+            continue
+        for t, r in sorted(nat["tests"].items()):
+            w = tdc["tests"].get(t)
+            if (r["outcome"] in ("failed", "error") and w and w["outcome"] == "failed"
+                    and w.get("kind") == "assertion" and r.get("kind") != "assertion"):
+                any_turned = True
+                out.append(f"- {release} {t} [{w['family']}]: {w.get('message', '')[:240]}")
+    if not any_turned:
+        out.append("- none")
+    out.append("")
+    out.append("Tests tdcompat makes pass (fail without it, pass with it, same release):")
+    for release in releases:
+        nat, tdc = runs.get((release, "native")), runs.get((release, "tdcompat"))
+        if not nat or not tdc:
+            continue
+        fixed = [t for t, r in sorted(tdc["tests"].items())
+                 if r["outcome"] == "passed" and nat["tests"].get(t, {}).get("outcome") in ("failed", "error")]
+        names = ", ".join(t.split("::", 1)[1] for t in fixed)
+        out.append(f"- {release}: {len(fixed)}" + (f": {names}" if fixed else ""))
+    out.append("")
+    out.append("In-scope tests that pass on the reference and fail somewhere with tdcompat: per release, with")
+    out.append("tdcompat (native in brackets when it differs). p = pass, B = graph break, A = the test's assertion,")
+    out.append("E = error, H = harness-incompatible, - = not run.")
+    out.append("")
+    short = {"passed": "p", "harness-incompatible": "H", "skipped": "s"}
+
+    def mark(entry):
+        if not entry:
+            return "-"
+        if entry["outcome"] in short:
+            return short[entry["outcome"]]
+        return {"graph-break": "B", "assertion": "A"}.get(entry.get("kind", ""), "E")
+
+    old = [r for r in releases if r != ref_key[0]]
+    out.append("| test | family | " + " | ".join(old) + " |")
+    out.append("|" + "---|" * (2 + len(old)))
+    for family in FAMILY_ORDER:
+        if not IN_SCOPE.get(family):
+            continue
+        for t in sorted(ref_pass):
+            if ref[t]["family"] != family:
+                continue
+            cells, failing = [], False
+            for release in old:
+                tdc, nat = runs.get((release, "tdcompat")), runs.get((release, "native"))
+                w = mark(tdc["tests"].get(t) if tdc else None)
+                n = mark(nat["tests"].get(t) if nat else None)
+                failing |= w in ("B", "A", "E")
+                cells.append(w if n == w else f"{w} ({n})")
+            if failing:
+                out.append(f"| {t.split('::', 1)[1]} | {family} | " + " | ".join(cells) + " |")
+    out.append("")
     out.append("Tests that pass on the reference and fail with tdcompat (by release, in-scope families):")
     for release in releases:
         tdc = runs.get((release, "tdcompat"))
@@ -572,9 +704,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests-dir", help="directory with upstream test/dynamo files")
     parser.add_argument("--python", help="interpreter of the environment to test (default: this one)")
-    parser.add_argument("--mode", choices=["native", "tdcompat"], default="native")
+    parser.add_argument("--mode", choices=["native", "tdcompat", "disabled"], default="native",
+                        help="native: tdcompat never imported (torch as shipped); tdcompat: imported first; "
+                        "disabled: imported with TDCOMPAT_DISABLE=* (to check that this is inert)")
     parser.add_argument("--out", help="JSON of per-test outcomes")
     parser.add_argument("--timeout", type=int, default=120, help="per-test timeout, seconds")
+    parser.add_argument("--tdcompat-rev", help="import tdcompat as of this commit of the checkout (exported to a "
+                        "temporary directory) instead of the working tree")
     parser.add_argument("--run-timeout", type=int, default=5400, help="timeout of the whole pytest run, seconds")
     parser.add_argument("-k", help="only node ids matching this regular expression (for debugging)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
