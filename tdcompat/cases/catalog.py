@@ -8,7 +8,7 @@ from typing import Dict, Tuple
 from .harness import Case
 
 _MODULES = ("documented", "gap_instance_dict", "gap_setattr", "gap_dict", "gap_dict_lookup", "gap_dict_keys",
-            "gap_misc", "gap_clients_misc", "gap_clients_dict", "gap_clients_module_dict")
+            "gap_class_attrs", "gap_misc", "gap_clients_misc", "gap_clients_dict", "gap_clients_module_dict")
 
 
 def tensordict_available() -> bool:

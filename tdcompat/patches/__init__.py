@@ -36,6 +36,7 @@ _PATCH_MODULES = (
     "dataclasses_inline",
     "hash_constant_fold",
     "module_overridden_hash",
+    "class_attr_guard",
     "class_hasattr",
     "module_deleted_attr",
     "class_setattr",

@@ -1,0 +1,93 @@
+"""Literal and enum class attributes read without a guard (class-attr-guard).
+
+``UserDefinedClassVariable.var_getattr`` (2.5-2.11) returns a literal or enum class
+attribute as a constant with no source: nothing is guarded, so the first call's value
+is reused after the attribute changes, and a list attribute read in the frame is a
+sourceless copy that ``append`` cannot mutate (a graph break). Found by the differential fuzzer's class family;
+fixed upstream in 2.12 (pytorch/pytorch#177191).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import torch
+
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+
+PATCH = ("class-attr-guard",)
+_WRONG = (Expect("<2.12", WRONG_RESULT),)
+
+
+class Mode(enum.Enum):
+    SUM = "sum"
+    MEAN = "mean"
+
+
+class Settings:
+    """Module-level, so both calls see the same class; the inputs reset it."""
+
+    scale = 2
+    name = "a"
+    mode = Mode.SUM
+    tags: list = []
+
+
+class Tuned(Settings):
+    """Inherits everything; the second call gives it its own ``scale``."""
+
+
+def _reset():
+    Settings.scale, Settings.name, Settings.mode, Settings.tags = 2, "a", Mode.SUM, ["t"]
+    if "scale" in Tuned.__dict__:
+        del Tuned.scale
+
+
+def _settings():
+    _reset()
+    return Settings, torch.randn(3)
+
+
+def _tuned():
+    _reset()
+    return Tuned, torch.randn(3)
+
+
+def _settings_and_tags():
+    _reset()
+    return Settings, Settings.tags, torch.randn(3)
+
+
+def _change(args):
+    args[0].scale = 5
+    args[0].name = "b"
+    args[0].mode = Mode.MEAN
+
+
+def _own_scale(args):
+    args[0].scale = 7  # Tuned's own entry now shadows Settings.scale
+
+
+def scaled(cls, x):
+    out = x * cls.scale
+    return (out.mean() if cls.mode is Mode.MEAN else out.sum()), cls.name + "!"
+
+
+def inherited_scale(cls, x):
+    return x * cls.scale
+
+
+def append_tag(cls, tags, x):
+    cls.tags.append("new")
+    return len(cls.tags), x + 1
+
+
+CASES = (
+    Case("class_attr_changed_between_calls", PATCH, scaled, _settings, vary=_change, unpatched=_WRONG,
+         doc="`x * cls.scale`, `cls.mode is Mode.MEAN`, `cls.name`: the class attributes change before the "
+             "second call"),
+    Case("class_attr_shadowed_between_calls", PATCH, inherited_scale, _tuned, vary=_own_scale, unpatched=_WRONG,
+         doc="`x * Sub.scale` where the second call's subclass has its own `scale`"),
+    Case("class_attr_list_mutated", PATCH, append_tag, _settings_and_tags, unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="`cls.tags.append(...)` on a list class attribute: the real list must change"),
+)
