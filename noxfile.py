@@ -67,7 +67,8 @@ def install(session: nox.Session, minor: str, tensordict: str = "") -> None:
     deps = run_install("python", "-c", TENSORDICT_DEPS, silent=True).split()
     session.install(*deps, "wrapt", "packaging", "pytest", "pytest-xdist", "pytest-random-order", "expecttest")
     session.install("--no-deps", "-e", ".")
-    run_install("python", "-c", "import torch, tensordict, tdcompat; print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
+    run_install("python", "-c", "import torch, tensordict, tdcompat; "
+                "print('torch', torch.__version__, 'tensordict', tensordict.__version__)")
 
 
 def _tests_session(minor: str):
@@ -122,7 +123,8 @@ def package(session: nox.Session) -> None:
     clean = {"PYTHONPATH": "", "TDCOMPAT_DISABLE": "", "TDCOMPAT_STRICT": ""}
     session.chdir(str(elsewhere))
     session.run(python, "-c", "import tdcompat, sys; assert 'site-packages' in tdcompat.__file__, tdcompat.__file__; "
-                f"assert tdcompat.__version__ == {version!r}; print('tdcompat', tdcompat.__version__, 'from', tdcompat.__file__)",
+                f"assert tdcompat.__version__ == {version!r}; "
+                "print('tdcompat', tdcompat.__version__, 'from', tdcompat.__file__)",
                 env=clean, external=True)
     session.run(python, "-m", "tdcompat", "doctor", *session.posargs, env=clean, external=True)
     session.chdir(str(HERE))
@@ -141,14 +143,16 @@ def _check_dist(session: nox.Session, wheels: list, sdists: list) -> str:
     for names, kind, path in [(wheel_names, "wheel", wheels[0]), (sdist_names, "sdist", sdists[0])]:
         if f"-{version}" not in path.name:
             session.error(f"{kind} {path.name} is not version {version} (tdcompat/__init__.py)")
-        for needed in ("tdcompat/py.typed", "tdcompat/__main__.py", "tdcompat/cases/catalog.py", "tdcompat/patches/__init__.py"):
+        for needed in ("tdcompat/py.typed", "tdcompat/__main__.py", "tdcompat/cases/catalog.py",
+                       "tdcompat/patches/__init__.py"):
             if needed not in names:
                 session.error(f"{kind} {path.name} lacks {needed}")
         if kind == "wheel" and any(not name.startswith(("tdcompat/", "tdcompat-")) for name in names):
             session.error(f"wheel {path.name} ships more than the tdcompat package")
         if kind == "sdist" and not {"tests/conftest.py", "requirements/torch-2.13.txt", "CHANGELOG.md"} <= names:
             session.error(f"sdist {path.name} lacks the tests, the pins or the changelog (MANIFEST.in)")
-    session.log(f"tdcompat {version}: {wheels[0].name} ({len(wheel_names)} files), {sdists[0].name} ({len(sdist_names)} files)")
+    session.log(f"tdcompat {version}: {wheels[0].name} ({len(wheel_names)} files), "
+                f"{sdists[0].name} ({len(sdist_names)} files)")
     return version
 
 
@@ -218,7 +222,8 @@ def real_clients(session: nox.Session, minor: str) -> None:
         if line:
             session.run(python, "-m", "pip", "install", "-q", "--no-deps", line, external=True)
     session.run(python, "-c", "import torch, tensordict, torchrl; "
-                "print('torch', torch.__version__, 'tensordict', tensordict.__version__, 'torchrl', torchrl.__version__)",
+                "print('torch', torch.__version__, 'tensordict', tensordict.__version__, "
+                "'torchrl', torchrl.__version__)",
                 external=True)
     if session.posargs[:1] == ["--measure"]:
         torch_version = MATRIX[minor][0]

@@ -31,7 +31,7 @@ import functools
 import importlib
 import inspect
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import wrapt
 
@@ -102,24 +102,30 @@ def _handler_of(handler: Any) -> Any:
     return getattr(handler, "__tdcompat_gated__", handler)
 
 
-def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool = False) -> types.FunctionType:
+def _static_handle(slow: Any, inner: types.FunctionType) -> Callable[..., Any]:
+    def handle(*args, **kwargs):
+        return slow(inner, None, args, kwargs)
+
+    return handle
+
+
+def _method_handle(slow: Any, inner: types.FunctionType) -> Callable[..., Any]:
+    bind = types.MethodType
+
+    def handle(self, *args, **kwargs):
+        return slow(bind(inner, self), self, args, kwargs)
+
+    return handle
+
+
+def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool = False) -> Callable[..., Any]:
     """One plain function calling ``handler(wrapped, self, args, kwargs)`` with ``inner``
     bound as ``wrapped`` (for a ``staticmethod``'s function, ``inner`` itself and no instance,
     as wrapt passes); for a gate, the gate in front of that function, if the gate has the
     very ``signature`` of Dynamo's method or takes any call (else the handler alone: slower,
     as correct)."""
     slow = _handler_of(handler)
-    if static:
-
-        def handle(*args, **kwargs):
-            return slow(inner, None, args, kwargs)
-
-    else:
-        bind = types.MethodType
-
-        def handle(self, *args, **kwargs):
-            return slow(bind(inner, self), self, args, kwargs)
-
+    handle = (_static_handle if static else _method_handle)(slow, inner)
     _mark(handle, inner)
     if slow is handler:
         return handle
