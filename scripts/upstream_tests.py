@@ -595,7 +595,7 @@ def report(directory: str, reference: str = "2.15") -> str:
         for release in releases:
             nat, tdc = runs.get((release, "native")), runs.get((release, "tdcompat"))
 
-            def count(run, outcome):
+            def count(run, outcome, fam_tests=fam_tests):
                 if run is None:
                     return None
                 return sum(1 for t in fam_tests if run["tests"].get(t, {}).get("outcome") == outcome)
