@@ -26,17 +26,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "fuzz.py")
 
 #: (patch, handler label) -> (torch releases, as a packaging specifier, where no program can
-#: reach it, why). Measured empty on 2.5.1, 2.13.0 and 2.15.0 with 400 programs of seed 0, before
-#: the one entry below.
-ALLOWED: dict = {
-    ("dunder-dict-order", "dunder_dict_order._min_max"): (
-        ">=2.15",
-        "a break-only handler (min/max(o.__dict__, key=f) graph-breaks; it never compiles anything, so "
-        "it cannot make a result wrong), added at the end of the session; no grammar form yet, because a "
-        "new DD_FORMS entry changes the seed-0 CI set and its recorded divergences: open, add the form "
-        "with a re-recorded tests/fuzz_known.json",
-    ),
-}
+#: reach it, why). Measured empty on 2.5.1, 2.13.0 and 2.15.0 with 400 programs of seed 0
+#: (dunder-dict-order's ``_min_max``, 2.15, is reached by the ``min``/``max`` with ``key=`` forms
+#: of tests/fuzzer.py's ``DD_FORMS`` since the session that added them).
+ALLOWED: dict = {}
 
 
 def _torch_version() -> str:

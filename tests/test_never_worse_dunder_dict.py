@@ -381,6 +381,31 @@ def test_escaped_view_of_a_made_object_compiles():
     assert _check(escaped_items_of_a_made_object, make, True, False) == "compiled"
 
 
+def min_max_with_a_pure_key(o, x):
+    return (max(o.__dict__, key=lambda k: (len(k), k)), min(o.__dict__.keys(), key=lambda k: (-len(k), k)),
+            min(o.__dict__.items(), key=lambda kv: kv[0])[0], x + 1)
+
+
+def max_with_a_key_that_stores(o, x):
+    def key(k):
+        o.b = 5  # an existing key: same size, another value (a values view would see it)
+        return k
+
+    return max(o.__dict__, key=key), max(o.__dict__.values(), key=lambda v: str(v)), x + 1
+
+
+def test_min_max_with_a_key():
+    """``min``/``max`` with ``key=`` over ``o.__dict__`` and its views: 2.15 calls the key after taking a
+    copy; Dynamo's answer stands where the key changed nothing of the object (it compiled without tdcompat,
+    and broke with it: fuzz program 991754307254172, 2.15.0), a key that stores graph-breaks or is right."""
+    for cls in CLASSES:
+        for fullgraph in (True, False):
+            _check(min_max_with_a_pure_key, _inputs(cls), fullgraph, True)
+            _check(max_with_a_key_that_stores, _inputs(cls), fullgraph, True)
+    if _release() >= Version("2.15"):  # where Dynamo takes key= itself (2.13: a break with and without tdcompat)
+        assert _check(min_max_with_a_pure_key, _inputs(Plain), True, False) == "compiled"
+
+
 @pytest.mark.parametrize("cls", (Plain, Mod), ids=lambda c: c.__name__)
 def test_readd_on_an_input_is_wrong_natively_from_214(cls):
     """2.14+ drop a recorded deletion in ``SideEffects.store_instance_dict_attr``; the replay then only

@@ -27,7 +27,8 @@ Consumers that take a copy before user code runs between the steps (issue 26 fol
 ``call_method`` (a copy: ``for k, v in o.__dict__.items(): o.new = 1`` raised nothing), and
 ``map(f, o.__dict__)``/``filter(...)`` unpack a copy: they get the live iterator (which answers
 ``has_unpack_var_sequence`` False so that they step it). ``reversed(o.__dict__)`` (2.12+, a reversed
-copy) and, where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the copy) graph-break.
+copy) graph-breaks, and, where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the
+copy) graph-breaks where the key function changed the object's attributes (else Dynamo's answer is CPython's).
 
 Guards (issue 26, measured 2026-11-24): Dynamo's consumers that read the tracker's keys directly
 (``dict_vt.items.keys()``: 2.14+ ``set()``, ``frozenset()``, set operators, ``dict.fromkeys``; 2.13+
@@ -55,6 +56,7 @@ from ..dynamo_api import (
     guard_dict_keys_in_order,
     made_in_frame,
     new_object_kwargs,
+    pending_stores,
     raise_observed,
     readd_instance_dict_tracker,
     readd_tracker,
@@ -328,19 +330,29 @@ def _map_filter(wrapped, instance, args, kwargs):
 @fail_safe(NAME)
 def _min_max(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_min``/``call_max(tx, iterable, key=f)`` (2.15 takes ``key`` here; 2.13 does not,
-    2.14 not measured): Dynamo
-    unpacks a copy first and calls ``f`` on it afterwards, so a key ``f`` adds raised no
-    ``RuntimeError`` (CPython calls ``f`` between the steps; silently wrong on 2.15.0, measured).
-    A graph break for ``o.__dict__`` and its views with a ``key``; without one no user code runs
-    between the steps and Dynamo's answer stands."""
+    2.14 not measured): Dynamo unpacks a copy first and calls ``f`` on it afterwards; CPython calls ``f``
+    between the steps, so a key ``f`` adds raises ``RuntimeError`` there and a value ``f`` stores is seen
+    by a later step of a values/items view (silently wrong on 2.15.0, measured). Dynamo's answer is
+    CPython's where ``f`` changed nothing of the instance dict: the handler lets Dynamo compute it and
+    compares the object's recorded attribute stores (name -> tracker) before and after; any change
+    graph-breaks. Without a ``key`` no user code runs between the steps and Dynamo's answer stands."""
     key = kwargs.get("key")
     if len(args) != 2 or key is None or key.is_constant_none():
         return DEFER
     proxy, kind = _proxy_and_kind(args[1])
     if proxy is None:
         return DEFER
-    graph_break("__dict__ iteration", f"min/max({proxy.item}.__dict__, key=...)",
-                "Dynamo calls the key function after taking a copy of the instance dict")
+    def stores():  # every recorded store of the object, whatever its kind (name -> tracker)
+        return [(k, id(v)) for k, v in pending_stores(proxy.side_effects, proxy.item).items()]
+
+    before = stores()
+    effects_begin()
+    result = wrapped(*args, **kwargs)
+    if stores() != before:
+        graph_break("__dict__ iteration", f"min/max({proxy.item}.__dict__, key=...)",
+                    "the key function changed the instance dict: CPython calls it between the steps of a "
+                    "live iteration, Dynamo after taking a copy")
+    return result
 
 
 def _has_store_instance_dict_attr() -> bool:
