@@ -406,6 +406,26 @@ def test_min_max_with_a_key():
         assert _check(min_max_with_a_pure_key, _inputs(Plain), True, False) == "compiled"
 
 
+def reversed_listed(o, x):
+    return list(reversed(o.__dict__)), list(reversed(o.__dict__.keys())), x + 1
+
+
+def reversed_views_listed(o, x):
+    return list(reversed(o.__dict__.values()))[-1:], list(reversed(o.__dict__.items()))[:1], x + 1
+
+
+def test_reversed_without_a_change_compiles():
+    """``list(reversed(o.__dict__))`` (and of its views): the live reversed iterator compiles where Dynamo's
+    reversed copy did (it was a graph break with tdcompat on 2.12+: fresh-seed program 284352047053990,
+    2.15.0); a key added during the iteration still raises as in CPython (``_consume_reversed`` below)."""
+    for cls in CLASSES:
+        for fullgraph in (True, False):
+            _check(reversed_listed, _inputs(cls), fullgraph, True)
+            _check(reversed_views_listed, _inputs(cls), fullgraph, True)
+    if _release() >= Version("2.13"):  # (2.12.1: reversed(dict) is a break natively too, measured)
+        assert _check(reversed_listed, _inputs(Plain), True, False) == "compiled"
+
+
 @pytest.mark.parametrize("cls", (Plain, Mod), ids=lambda c: c.__name__)
 def test_readd_on_an_input_is_wrong_natively_from_214(cls):
     """2.14+ drop a recorded deletion in ``SideEffects.store_instance_dict_attr``; the replay then only

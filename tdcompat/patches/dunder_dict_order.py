@@ -27,8 +27,9 @@ Consumers that take a copy before user code runs between the steps (issue 26 fol
 ``call_method`` (a copy: ``for k, v in o.__dict__.items(): o.new = 1`` raised nothing), and
 ``map(f, o.__dict__)``/``filter(...)`` unpack a copy: they get the live iterator (which answers
 ``has_unpack_var_sequence`` False so that they step it). ``reversed(o.__dict__)`` (2.12+, a reversed
-copy) graph-breaks, and, where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the
-copy) graph-breaks where the key function changed the object's attributes (else Dynamo's answer is CPython's).
+copy) gets the live iterator over the reversed keys (of ``.values()``/``.items()``: a graph break), and,
+where Dynamo takes it (2.15), ``min``/``max`` with a ``key`` (the key runs after the copy) graph-breaks
+where the key function changed the object's attributes (else Dynamo's answer is CPython's).
 
 Guards (issue 26, measured 2026-11-24): Dynamo's consumers that read the tracker's keys directly
 (``dict_vt.items.keys()``: 2.14+ ``set()``, ``frozenset()``, set operators, ``dict.fromkeys``; 2.13+
@@ -217,9 +218,10 @@ def _live_iterator_type():
             graph_break("__dict__ iteration", f"iter({self.proxy.item}.__dict__)",
                         "an iterator over an instance dict cannot outlive the graph (it would be a copy)")
 
-    def make(proxy, kind):
+    def make(proxy, kind, reverse=False):
         keys = _listable_keys(proxy)
-        return LiveDunderDictIterator([ConstantVariable.create(k) for k in keys], proxy=proxy, kind=kind,
+        order = keys[::-1] if reverse else keys
+        return LiveDunderDictIterator([ConstantVariable.create(k) for k in order], proxy=proxy, kind=kind,
                                       keys=keys, **new_object_kwargs())
 
     return make
@@ -291,14 +293,22 @@ def _proxy_and_kind(vt):
 def _reversed(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_reversed(tx, obj)``: Dynamo reverses a copy (``unpack_var_sequence``), so
     a key the consumer adds raised no ``RuntimeError`` (CPython's reverse dict iterators raise it;
-    silently wrong on 2.12.1 and 2.13.0, measured). A graph break for ``o.__dict__`` and its views."""
+    silently wrong on 2.12.1 and 2.13.0, measured). ``o.__dict__`` and ``.keys()`` get the live iterator
+    over the keys in reverse order (``.values()``/``.items()``: a graph break); each step checks the
+    keys as the forward one does, the input's keys and their order guarded. It was a graph break,
+    where ``list(reversed(o.__dict__))`` compiled without tdcompat (fresh-seed program
+    284352047053990, 2.15.0)."""
     if kwargs or len(args) != 2:
         return DEFER
     proxy, kind = _proxy_and_kind(args[1])
     if proxy is None:
         return DEFER
-    graph_break("__dict__ iteration", f"reversed({proxy.item}.__dict__)",
-                "tdcompat iterates an instance dict live forwards only (Dynamo reverses a copy)")
+    if kind != "keys":  # (list() of the live iterator reads its items as keys: values/items stay a break)
+        graph_break("__dict__ iteration", f"reversed({proxy.item}.__dict__.{kind}())",
+                    "tdcompat iterates an instance dict's values and items live forwards only")
+    effects_begin()
+    _guard_input_keys(proxy)
+    return _live_iterator_type()(proxy, kind, reverse=True)
 
 
 @fail_safe(NAME)
