@@ -237,7 +237,7 @@ def real_clients(session: nox.Session, minor: str) -> None:
 # ---- lint (ruff + mypy) -------------------------------------------------------------------------------------------
 
 
-@nox.session(name="lint")
+@nox.session(name="lint", tags=["ci"])
 def lint(session: nox.Session) -> None:
     """ruff over the tree and mypy over tdcompat, as pyproject.toml configures them.
 

@@ -498,8 +498,9 @@ CLASS_KEYS = ("v", "w", "u", "z", "nset")
 
 def reset_state(n):
     """Class attributes and the hash salt for call ``n``: ``KSub`` has its own ``v``
-    and a ``u`` on odd calls only, ``KBase.v`` and ``KM.v`` are ``n``."""
-    for cls in (KBase, KSub, KM, HCls):
+    and a ``u`` on odd calls only, ``KBase.v`` and ``KM.v`` are ``n``; ``KObj`` (written through
+    ``type(o)``) loses what a run stored on it, so the compiled run starts where eager did."""
+    for cls in (KBase, KSub, KM, HCls, KObj):
         for key in CLASS_KEYS:
             if key in cls.__dict__:
                 type.__delattr__(cls, key)
@@ -714,8 +715,8 @@ KINDS: Dict[str, Kind] = {
         Kind("ModMapU", "ModMapU({x}, {n})", ("ModMapU",), always=("a",), module_keys=("w",), mapping=True),
         Kind("Ctx", "Ctx({x}, {n})", ("Ctx",), maybe=("b", "p"), props=("p",), class_attrs=("c",), ctx=True,
              readonly_keys=("depth", "entered", "exits")),
-        Kind("CtxMap", "CtxMap({x}, {n})", ("CtxMap",), always=("a",), maybe=("b", "p"), props=("p",), class_attrs=("c",),
-             mapping=True, ctx=True, readonly_keys=("depth", "entered")),
+        Kind("CtxMap", "CtxMap({x}, {n})", ("CtxMap",), always=("a",), maybe=("b", "p"), props=("p",),
+             class_attrs=("c",), mapping=True, ctx=True, readonly_keys=("depth", "entered")),
         Kind("TD", "make_td({x}, {n})", ("make_td",), always=(), maybe=(), mapping=True, td=True,
              store_always=("k0", "k1")),
         Kind("TDP", "make_tdp({x}, {n})", ("make_tdp",), always=(), maybe=(), mapping=True, td=True,
@@ -730,11 +731,14 @@ VALUES = ("x + 1", "x * 2", "x - 0.5", "3", "-2", "'s'", "'v'")
 TENSOR_VALUES = ("x + 1", "x * 2", "x - 0.5")
 
 # op kinds
-ATTR_SET, ATTR_DEL, ATTR_GET, GETATTR, GETATTR_D, HASATTR = "attr_set", "attr_del", "attr_get", "getattr", "getattr_default", "hasattr"
-D_GET, D_SET, D_DEL, D_UPDATE, D_UPDATE_KW, D_SETDEFAULT = "d_get", "d_set", "d_del", "d_update", "d_update_kw", "d_setdefault"
+ATTR_SET, ATTR_DEL, ATTR_GET, GETATTR, GETATTR_D, HASATTR = (
+    "attr_set", "attr_del", "attr_get", "getattr", "getattr_default", "hasattr")
+D_GET, D_SET, D_DEL, D_UPDATE, D_UPDATE_KW, D_SETDEFAULT = (
+    "d_get", "d_set", "d_del", "d_update", "d_update_kw", "d_setdefault")
 D_POP, D_POP_D, D_GETM, D_IN, V_GET, V_SET = "d_pop", "d_pop_default", "d_get_method", "d_in", "vars_get", "vars_set"
 M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL = "dict", "dict_kw", "unpack", "kwcall"
-M_KEYS, M_ITEMS, M_VALUES, M_SETITEM, M_GETITEM, M_LEN, M_IN = "keys", "items", "values", "setitem", "getitem", "len", "in"
+M_KEYS, M_ITEMS, M_VALUES, M_SETITEM, M_GETITEM, M_LEN, M_IN = (
+    "keys", "items", "values", "setitem", "getitem", "len", "in")
 WITH, WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE = "with", "weakref", "weakref_cb", "weakref_escape", "weakref_store"
 D_KEYS_IT, D_VALUES_IT, D_ITEMS_IT, D_LEN, D_VIEW_HELD, D_ITER_SET = (
     "d_keys_iter", "d_values_iter", "d_items_iter", "d_len", "d_view_held", "d_iter_set")
@@ -1049,7 +1053,7 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         st.inst.add(k)
     elif t == D_ITER_SET:  # a write to a key the loop has yet to reach shows; a new key raises
         code = [f"for _k in {o}.__dict__:", f"    {o}.__dict__[{k!r}] = {v}",
-                f"    out.append(_k)"]
+                "    out.append(_k)"]
         errors = [] if k in st.inst else ["RuntimeError"]
         st.inst.add(k) if st.inst else None
     elif t == V_GET:
@@ -1150,8 +1154,8 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
 FAMILY_SHARE = 0.6  # of the seeds; the rest are the families above, generated as before
 FAMILIES: Tuple[Tuple[str, int], ...] = (("hash", 3), ("class", 3), ("deepcopy", 2), ("dataclass", 2),
                                          ("enum", 2), ("module", 3), ("dunder", 4))
-_HB_DEPS = ("Plain", "ModMapU", "Color", "Num", "HEnum", "HMeta", "HCls", "Lin", "Net", "HNet", "HBox", "HASH_SALT", "CLASS_KEYS",
-            "KBase", "KSub", "KMeta", "KM", "reset_state")
+_HB_DEPS = ("Plain", "ModMapU", "Color", "Num", "HEnum", "HMeta", "HCls", "Lin", "Net", "HNet", "HBox", "HASH_SALT",
+            "CLASS_KEYS", "KBase", "KSub", "KMeta", "KM", "reset_state")
 _CLS_DEPS = ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM", "reset_state")
 FAMILY_KINDS: Dict[str, Kind] = {
     k.name: k
@@ -1286,7 +1290,8 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "type({o}.__dict__) is dict",
             # min/max with a key function (2.15 takes key= in BuiltinVariable._call_min_max: dunder-dict-order's
             # _min_max); appended last: a new entry moves the seed-0 CI set (tests/fuzz_known.json re-recorded)
-            "max({o}.__dict__, key=lambda _k: (len(_k), _k))", "min({o}.__dict__.keys(), key=lambda _k: (-len(_k), _k))")
+            "max({o}.__dict__, key=lambda _k: (len(_k), _k))",
+            "min({o}.__dict__.keys(), key=lambda _k: (-len(_k), _k))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS) if form.startswith(("type(", "isinstance(", "frozenset(", "set(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
@@ -1507,7 +1512,8 @@ def _choose(rng: random.Random, weighted: Sequence[Tuple[str, int]]) -> str:
     return rng.choices([w[0] for w in weighted], weights=[w[1] for w in weighted])[0]
 
 
-def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pending: List[Tuple[int, str, str]]) -> List[Op]:
+def _gen_ops(rng: random.Random, program: Program, count: int, depth: int,
+             pending: List[Tuple[int, str, str]]) -> List[Op]:
     ops: List[Op] = []
     use_p = 0.5 if program.theme == "shadow" else 0.35
     while len(ops) < count:
@@ -1542,7 +1548,8 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int, pendi
             body = _gen_ops(rng, program, rng.choice((0, 1, 1, 2, 2, 3)), depth + 1, pending)
             ops.append(Op(t, i, body=body))
             if rng.random() < 0.5:
-                pending.append((i, rng.choice(("depth", "entered", "exits") if not kind.mapping else ("depth", "entered")), "attr"))
+                keys = ("depth", "entered", "exits") if not kind.mapping else ("depth", "entered")
+                pending.append((i, rng.choice(keys), "attr"))
             continue
         ops.append(Op(t, i, key, value, use=rng.random() < use_p))
         for _ in range(rng.choice((1, 1, 2))):  # read back once or twice, by different paths
@@ -1611,7 +1618,7 @@ def _exec(program: Program) -> dict:
                "TensorDictParams": TensorDictParams})
     ns.update({name: globals()[name] for name in _helper_names()})
     sys.modules[PROGRAM_MODULE] = module
-    exec(compile(src, filename, "exec"), ns)  # noqa: S102 - our own generated source
+    exec(compile(src, filename, "exec"), ns)
     return ns
 
 
@@ -1729,7 +1736,6 @@ def _brief(value: Any) -> str:
 
 
 def _compare(program: Program, expected, compiled: Tuple[bool, str]) -> Side:
-    from tdcompat.cases.snapshot import diff
 
     snaps, exc = _run_calls(program, compiled)
     for n, exp, got in zip(program.calls, expected, snaps):
@@ -1740,7 +1746,8 @@ def _compare(program: Program, expected, compiled: Tuple[bool, str]) -> Side:
                 extra = f"; eager out {exp[3]}, compiled out {got[3]}" if part == "out" else ""
                 return Side(WRONG, f"call n={n}: {_explain(found)}"[:300] + extra[:500])
     if exc is not None:
-        return Side(BREAK if _is_dynamo_error(exc) else ERROR, f"call n={program.calls[len(snaps)]}: {_first_line(exc)}")
+        return Side(BREAK if _is_dynamo_error(exc) else ERROR,
+                    f"call n={program.calls[len(snaps)]}: {_first_line(exc)}")
     return Side(OK)
 
 
@@ -1780,8 +1787,9 @@ def readable_diff(a: Any, b: Any, path: str) -> Optional[str]:
     ca, cb_ = a[1], b[1]
     if isinstance(ca, dict) and isinstance(cb_, dict):
         if list(ca) != list(cb_):
+            only_a, only_b = [k for k in ca if k not in cb_], [k for k in cb_ if k not in ca]
             return diff(a, b, path) if set(ca) == set(cb_) else \
-                f"{path}: keys only in eager {[k for k in ca if k not in cb_]}, only in compiled {[k for k in cb_ if k not in ca]}"
+                f"{path}: keys only in eager {only_a}, only in compiled {only_b}"
         for key in ca:
             found = readable_diff(ca[key], cb_[key], f"{path}[{key!r}]")
             if found:
@@ -1939,7 +1947,8 @@ def _op_at(ops: List[Op], path: Tuple[int, ...]) -> Op:
 
 
 def _signature(result: Result) -> Tuple[str, str, str]:
-    return (result.category, result.unpatched.outcome if result.unpatched else "", result.patched.outcome if result.patched else "")
+    return (result.category, result.unpatched.outcome if result.unpatched else "",
+            result.patched.outcome if result.patched else "")
 
 
 def shrink(result: Result, budget_seconds: float = 120.0) -> Result:
@@ -1984,8 +1993,9 @@ def instrument_handlers() -> Dict[str, List[str]]:
     calls it with the very same arguments, then the patches are applied again. tdcompat's
     installer is untouched; the counts go to :data:`HANDLER_CALLS`. Returns
     :data:`HANDLERS_OF` (what each applied patch installed on this torch)."""
-    import tdcompat
     import torch._dynamo  # noqa: F401
+
+    import tdcompat
     from tdcompat import installer, wrappers
     from tdcompat.patches import ALL_PATCHES
 
@@ -2231,7 +2241,8 @@ def summary(report: dict, standalone: bool = False) -> str:
     (``make()`` + ``f()``; ``standalone=True``: a self-contained script)."""
     v = report["versions"]
     lines = [
-        "tdcompat fuzz: torch {} tensordict {} python {}".format(v.get("torch"), v.get("tensordict", "-"), v.get("python")),
+        "tdcompat fuzz: torch {} tensordict {} python {}".format(
+            v.get("torch"), v.get("tensordict", "-"), v.get("python")),
         f"seed {report['seed']}: {report['programs']} programs, {report['runs']} runs "
         f"({report['programs_per_second']} programs/s, {report['runs_per_second']} runs/s, shrinking excluded; "
         f"{report['seconds']} s in all)"

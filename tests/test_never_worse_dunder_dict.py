@@ -37,7 +37,7 @@ import itertools
 
 import pytest
 import torch
-import torch._dynamo  # noqa: F401  (tdcompat applies at Dynamo import: status() below must see it)
+import torch._dynamo
 from packaging.version import Version
 
 from tdcompat.cases.snapshot import diff, snapshot
@@ -233,7 +233,7 @@ def del_then_setitem(o, x):
 
 
 def pop_then_update(o, x):
-    v = o.__dict__.pop("a", 5)
+    _v = o.__dict__.pop("a", 5)
     o.__dict__.update(a=3)
     return [k for k in o.__dict__], x + 1
 
@@ -718,7 +718,7 @@ def test_rebuilt_module_dict_compiles_where_views_apply():
 # -- issue 26 follow-up: a view consumed by builtins and generators while keys change ------------------
 def _consume_enumerate(it, mutate):
     out = []
-    for i, v in enumerate(it):
+    for i, _v in enumerate(it):
         out.append(i)
         if i == 0:
             mutate()
@@ -727,7 +727,7 @@ def _consume_enumerate(it, mutate):
 
 def _consume_zip(it, mutate):
     out = []
-    for v, j in zip(it, range(10)):
+    for _v, j in zip(it, range(10)):
         out.append(j)
         if j == 0:
             mutate()
@@ -736,7 +736,7 @@ def _consume_zip(it, mutate):
 
 def _consume_zip_second(it, mutate):
     out = []
-    for j, v in zip(range(10), it):
+    for j, _v in zip(range(10), it):
         out.append(j)
         if j == 0:
             mutate()
@@ -754,7 +754,7 @@ def _consume_map(it, mutate):
 
 def _consume_filter(it, mutate):
     out = []
-    for v in filter(lambda v: True, it):
+    for _v in filter(lambda v: True, it):
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -775,7 +775,7 @@ def _consume_map_mutating(it, mutate):
 
 def _consume_reversed(it, mutate):
     out = []
-    for v in reversed(it):
+    for _v in reversed(it):
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -846,7 +846,7 @@ def _consume_next(it, mutate):
 
 def _consume_loop(it, mutate):
     out = []
-    for v in it:
+    for _v in it:
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -859,7 +859,7 @@ def _consume_generator(it, mutate):
             yield v
 
     out = []
-    for v in gen():
+    for _v in gen():
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -868,7 +868,7 @@ def _consume_generator(it, mutate):
 
 def _consume_generator_expression(it, mutate):
     out = []
-    for v in (w for w in it):
+    for _v in (w for w in it):
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -877,7 +877,7 @@ def _consume_generator_expression(it, mutate):
 
 def _consume_islice(it, mutate):
     out = []
-    for v in itertools.islice(it, 0, 5):
+    for _v in itertools.islice(it, 0, 5):
         out.append(1)
         if len(out) == 1:
             mutate()
@@ -950,7 +950,7 @@ def test_enumerate_of_items_raises_where_eager_raises():
 
     def f(o, x):
         out = []
-        for i, (k, v) in enumerate(o.__dict__.items()):
+        for i, (k, _v) in enumerate(o.__dict__.items()):
             out.append((i, k))
             if i == 0:
                 o.zz = 1

@@ -23,7 +23,8 @@ later call was left in place; fuzzer seed 1004428) and a graph break where the c
 attribute of that name (before 2.13 later reads see the deletion record, not the class
 attribute: ``hasattr`` silently ``False``). An object made in the frame whose class has ``__enter__``
 and ``__exit__`` (a ``TensorDict``) is a ``GenericContextWrappingVariable``, a
-``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3). Modules (``nn.Module.__delattr__``), classes with a custom
+``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3). Modules
+(``nn.Module.__delattr__``), classes with a custom
 ``__delattr__``, descriptors and ``__slots__`` defer to Dynamo.
 """
 

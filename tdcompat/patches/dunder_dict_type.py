@@ -117,7 +117,8 @@ PATCH = Patch(
     fixes=(
         "Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict)): can't determine type of "
         "GetAttrVariable(...) / builtin isinstance() cannot determine type of argument / UserError: "
-        "GetAttrVariable(..., __dict__) has no type, on user objects and nn.Modules (nn.Module.__setattr__'s remove_from)"
+        "GetAttrVariable(..., __dict__) has no type, on user objects and nn.Modules "
+        "(nn.Module.__setattr__'s remove_from)"
     ),
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.python_type",
     mirrors="#174570/#174941 (DunderDictVariable, 2.12)",

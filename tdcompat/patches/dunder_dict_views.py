@@ -400,7 +400,7 @@ def _frozenset_gate(wrapped, instance, args, kwargs):
 
 
 def _iter_is_a_polyfill() -> bool:
-    """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""
+    """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""  # noqa: E501 - the docs render this one line
     from torch._dynamo.polyfills import builtins
 
     return hasattr(builtins, "iter_")

@@ -443,7 +443,8 @@ PATCH = Patch(
         "torch._dynamo.variables.builder:VariableBuilder",
         "torch._dynamo.side_effects:SideEffects.load_attr",
     ),
-    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules (remove_from), mappings, context managers",
+    summary="obj.__dict__ item assignment (<2.7), update/setdefault/pop/del (<2.12) on user objects, modules "
+    "(remove_from), mappings, context managers",
     history=(
         ("2.5-2.6",
          "every write through `obj.__dict__` of a user object (`__setitem__`, `update`, `setdefault`, `pop`, "
