@@ -254,6 +254,21 @@ def _readd_on_input(side_effects, item, name, value):
     return True
 
 
+def _store_again(wrapped, side_effects, args, kwargs, defer):
+    """The re-store rules' verdict on ``args`` = ``(item, name, value, ...)``, acted on: ``defer`` where
+    Dynamo's store stands as it is; else the store, moved last in the record where that is the key's
+    CPython place (:func:`_readd_on_input` guards what it read), and the deletion forgotten."""
+    item, name, value = args[:3]
+    verdict = _readd_on_input(side_effects, item, name, value)
+    if verdict is False:
+        return defer
+    if verdict:
+        del pending_stores(side_effects, item)[name]  # the store below appends it: CPython's place
+    result = wrapped(*args, **kwargs)
+    _forget_if_last(side_effects, item, name)
+    return result
+
+
 @functools.lru_cache(maxsize=None)
 def readd_tracker():
     """The gate to install on ``SideEffects.store_attr(item, name, value)`` for a store, on an object
@@ -292,15 +307,7 @@ def readd_tracker():
             deleted_type.append(DeletedVariable)
         if len(args) < 3:
             return DEFER
-        item, name, value = args[:3]
-        verdict = _readd_on_input(instance, item, name, value)
-        if verdict is False:
-            return DEFER
-        if verdict:
-            del pending_stores(instance, item)[name]  # the store below appends it: CPython's place
-        result = wrapped(*args, **kwargs)
-        _forget_if_last(instance, item, name)
-        return result
+        return _store_again(wrapped, instance, args, kwargs, DEFER)
 
     @gate(restore)
     def store_attr_readd_gate(original, handle):
@@ -341,15 +348,7 @@ def readd_instance_dict_tracker():
             deleted_type.append(DeletedVariable)
         if len(args) != 3 or kwargs:
             return DEFER
-        item, name, value = args
-        verdict = _readd_on_input(instance, item, name, value)
-        if verdict is False:
-            return DEFER
-        if verdict:
-            del pending_stores(instance, item)[name]  # the store below appends it: CPython's place
-        result = wrapped(*args, **kwargs)
-        _forget_if_last(instance, item, name)
-        return result
+        return _store_again(wrapped, instance, args, kwargs, DEFER)
 
     @gate(restore)
     def store_instance_dict_attr_readd_gate(original, handle):
