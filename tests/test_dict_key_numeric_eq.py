@@ -88,6 +88,14 @@ def tuple_keys(x):
     return len(d), d[(True, "a")], (1.0, "a") in d
 
 
+def nan_member(x):
+    """The same NaN object is found by identity (CPython's lookup), a fresh NaN is not."""
+    nan = float("nan")
+    s = {nan, 1, "s"}
+    d = {nan: x}
+    return nan in s, float("nan") in s, len(s), d[nan] + 1, nan in d
+
+
 def pop_and_get(x):
     d = {0: x, 1: x * 2}
     v = d.pop(0.0)
@@ -100,6 +108,7 @@ CASES = [
     (set_members, _tensor),
     (input_lookup, _int_keyed),
     (tuple_keys, _tensor),
+    (nan_member, _tensor),
     (pop_and_get, _tensor),
 ]
 

@@ -13,7 +13,12 @@ so in eager ``{1: a, 1.0: b, True: c}`` has one key, ``{1, 2}`` contains ``1.0``
 
 What the handler accepts: a call ``_eq_impl(a, b)`` (the trackers' underlying Python
 values) where ``a`` and ``b`` are of *different* exact types both among ``int``,
-``float``, ``bool`` and ``complex``; it answers ``a == b``.
+``float``, ``bool`` and ``complex``; it answers ``a == b``. And one same-type case: ``a`` and
+``b`` the very same ``float`` NaN object, which CPython's lookup finds by identity before it
+compares (``{nan}`` contains ``nan``); Dynamo's ``a == b`` said no (found by the fuzzer on 2.5.1:
+``_h = float('nan'); _h in {_h, 1}`` was False once ``hash-constant-fold`` let the frame trace).
+The values are the objects the trackers hold, the ones eager computes with (Dynamo neither
+merges nor splits float objects), so identity is eager's identity.
 
 Why that is sound: for those exact types ``==`` is CPython's numeric comparison (no
 user code: subclasses such as ``IntEnum`` members are excluded by the exact-type test)
@@ -47,7 +52,10 @@ def _eq_impl(wrapped, instance, args, kwargs):
         return DEFER
     a, b = args
     kind_a, kind_b = type(a), type(b)
-    if kind_a is kind_b or kind_a not in _NUMBERS or kind_b not in _NUMBERS:
+    if kind_a is kind_b:
+        # CPython's lookup tests identity first: the very same NaN object is its own key.
+        return True if (kind_a is float and a is b and a != a) else DEFER
+    if kind_a not in _NUMBERS or kind_b not in _NUMBERS:
         return DEFER
     return a == b
 
