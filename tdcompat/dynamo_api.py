@@ -572,6 +572,38 @@ def made_in_frame(obj) -> bool:
     return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
 
 
+def made_object_class_source(tx, cls):
+    """A guarded source for a sourceless class tracker of ``cls``, or None.
+
+    On 2.5-2.6 ``type(obj)`` of an object made in the frame is a class tracker without a source,
+    though the object itself was built from a sourced class tracker
+    (``UserDefinedObjectVariable.cls_source``, set by
+    ``SideEffects.track_object_new_from_user_defined_class``; 2.7 passes it on to ``type(obj)``).
+    That source, under an ``ID_MATCH`` the caller installs (:func:`guard_class_source`), names
+    exactly ``cls`` on every call the guard lets through. None when no such object is tracked, or
+    when the frame has mutated the class through another tracker (the static class would not be
+    what the frame sees)."""
+    side_effects = tx.output.side_effects
+    table = getattr(side_effects, "id_to_variable", None)
+    if not isinstance(table, dict):
+        return None
+    mutated = table.get(id(cls))
+    if mutated is not None and getattr(mutated, "value", None) is cls:
+        return None  # a class tracker of ``cls`` is tracked for mutation: Dynamo's side effects answer
+    for tracked in list(table.values()):
+        source = getattr(tracked, "cls_source", None)
+        if source is not None and type(getattr(tracked, "value", None)) is cls:
+            return source
+    return None
+
+
+def guard_class_source(source) -> None:
+    """``ID_MATCH`` on a class source from :func:`made_object_class_source`."""
+    from torch._dynamo.guards import GuardBuilder, install_guard
+
+    install_guard(source.make_guard(GuardBuilder.ID_MATCH))
+
+
 def inside_try(tx) -> bool:
     """Is the instruction being traced inside a ``try`` (or ``with``), in this frame or one
     it is inlined into? 3.11+ marks it with an exception-table entry, older Pythons keep a

@@ -89,6 +89,12 @@ def through_type(o, x):
     return x * type(o).scale, type(o).tag
 
 
+def through_type_of_new_object(x):
+    """``type(o)`` of an object made in the frame has no source on 2.5-2.6."""
+    o = Holder(x)
+    return x * type(o).scale, type(o).tag, getattr(type(o), "missing", "default"), hasattr(type(o), "tag")
+
+
 def list_attribute(cls, x):
     cls.items.append(cls.tag)
     return len(cls.items), list(cls.items), x + 1
@@ -103,6 +109,7 @@ CASES = [
     (argument_class, lambda: (Base,)),
     (inherited, lambda: (Sub,)),
     (through_type, lambda: (Holder(1),)),
+    (through_type_of_new_object, lambda: ()),
     (list_attribute, lambda: (Base,)),
 ]
 

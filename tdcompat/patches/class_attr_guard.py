@@ -34,7 +34,13 @@ raises) or raised it without a guard (2.8-2.11, plain classes: reused after the 
 name). The handler guards ``hasattr(cls, name)`` (``HASATTR``, False) and raises the
 ``AttributeError`` inside the trace (a graph break where this torch cannot raise it there).
 
-Deferred (Dynamo's own path): classes without a source (made in the frame), dunder names,
+A class tracker without a source (2.5-2.6: ``type(o)`` of an object ``o`` made in the frame) is
+answered the same way through the source of the class ``o`` was made from
+(``UserDefinedObjectVariable.cls_source``) under an ``ID_MATCH`` on it, when the frame has not
+mutated the class through another tracker: class-hasattr lets such frames trace, and without it
+``getattr(type(o), "v", d)`` was Dynamo's unguarded constant, reused after ``v`` changed.
+
+Deferred (Dynamo's own path): other classes without a source (made in the frame), dunder names,
 names the frame wrote or deleted (Dynamo's side effects answer), metaclasses with their own
 ``__getattribute__`` or ``__getattr__``, descriptors, functions and every other value.
 """
@@ -58,14 +64,21 @@ def _var_getattr(wrapped, instance, args, kwargs):
     if len(args) != 2 or kwargs:
         return DEFER
     tx, name = args
-    source = getattr(instance, "source", None)
-    if source is None or type(name) is not str or (name.startswith("__") and name.endswith("__")):
+    if type(name) is not str or (name.startswith("__") and name.endswith("__")):
         return DEFER
     cls = instance.value
     if not isinstance(cls, type):
         return DEFER
-    from ..dynamo_api import MISSING, static_lookup
+    from ..dynamo_api import MISSING, guard_class_source, made_object_class_source, static_lookup
 
+    source = getattr(instance, "source", None)
+    class_guard = None
+    if source is None:
+        # 2.5-2.6: ``type(o)`` of an object made in the frame has no source; the class it
+        # was made from has one (``cls_source``), checked by ``ID_MATCH`` before it is used.
+        source = class_guard = made_object_class_source(tx, cls)
+        if source is None:
+            return DEFER
     meta = type(cls)
     if static_lookup(meta, "__getattribute__") is not _TYPE_GETATTRIBUTE:
         return DEFER
@@ -77,7 +90,7 @@ def _var_getattr(wrapped, instance, args, kwargs):
     except AttributeError:
         if static_lookup(meta, "__getattr__") is not MISSING:
             return DEFER  # the metaclass answers for missing names: user code
-        return _missing(tx, source, name, cls)
+        return _missing(tx, source, name, cls, class_guard)
     from torch._dynamo.variables import ConstantVariable
 
     if not (ConstantVariable.is_literal(obj) or isinstance(obj, enum.Enum)):
@@ -88,19 +101,23 @@ def _var_getattr(wrapped, instance, args, kwargs):
     from torch._dynamo.variables.builder import VariableBuilder
 
     effects_begin()
+    if class_guard is not None:
+        guard_class_source(class_guard)
     return VariableBuilder(tx, AttrSource(source, name))(obj)
 
 
-def _missing(tx, source, name: str, cls: type):
+def _missing(tx, source, name: str, cls: type, class_guard=None):
     """``cls.name`` where neither the class's MRO nor its metaclass's has ``name``: eager raises
     ``AttributeError``. Guarded by ``HASATTR`` (``hasattr(cls, name)`` stays False), then raised
     inside the trace, so a ``try``/``getattr`` default sees it as eager does."""
     from torch._dynamo.guards import GuardBuilder, install_guard
     from torch._dynamo.source import AttrSource
 
-    from ..dynamo_api import raise_observed
+    from ..dynamo_api import guard_class_source, raise_observed
 
     effects_begin()
+    if class_guard is not None:
+        guard_class_source(class_guard)
     install_guard(AttrSource(source, name).make_guard(GuardBuilder.HASATTR))
     raise_observed(AttributeError, tx, f"type object {cls.__name__!r} has no attribute {name!r}")
 

@@ -48,30 +48,16 @@ def _call_hasattr(wrapped, instance, args, kwargs):
         return DEFER
     if tx.output.side_effects.is_attribute_mutation(instance):
         return DEFER
-    source = _class_source(tx, cls)
+    from ..dynamo_api import guard_class_source, made_object_class_source
+
+    source = made_object_class_source(tx, cls)
     if source is None:
         return DEFER  # nothing to guard the answer on
-    from torch._dynamo.guards import GuardBuilder, install_guard
-
     effects_begin()
-    install_guard(source.make_guard(GuardBuilder.ID_MATCH))
+    guard_class_source(source)
     # Dynamo's own sourced branch: a HASATTR guard on `source.name`, then the answer.
     sourced = UserDefinedClassVariable(cls, source=source)
     return UserDefinedClassVariable.call_hasattr(sourced, tx, name)
-
-
-def _class_source(tx, cls):
-    """A source for ``cls``: the class source an object of exactly that class made in this
-    frame was built from (``UserDefinedObjectVariable.cls_source``, the class tracker it was
-    called through; Dynamo reads class attributes of such an object through it, 2.5 on)."""
-    table = getattr(tx.output.side_effects, "id_to_variable", None)
-    if not isinstance(table, dict):
-        return None
-    for tracked in list(table.values()):
-        source = getattr(tracked, "cls_source", None)
-        if source is not None and type(getattr(tracked, "value", None)) is cls:
-            return source
-    return None
 
 
 PATCH = Patch(
