@@ -418,6 +418,19 @@ class Count(int):
 Pair = __import__("collections").namedtuple("Pair", "a b")
 
 
+class Copied(enum.Enum):
+    """An enum whose ``__deepcopy__`` is its own (not ``Enum``'s): deepcopy-constant defers."""
+    A = 1
+
+    def __deepcopy__(self, memo):
+        return ("copied", self.value)
+
+
+class Holds:
+    def __init__(self, n):
+        self.t = (n, "s", Level.LOW)
+
+
 def _deepcopy_cases():
     import copy
 
@@ -433,6 +446,10 @@ def _deepcopy_cases():
                                                     copy.deepcopy(u)))((n, [n])),
         "namedtuple": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))(Pair(n, "b")),
         "memo": lambda x, n: (lambda v, m: (copy.deepcopy(v, m) is v, len(m)))("k" * n, {}),
+        "enum_member": lambda x, n: (copy.deepcopy(Color.RED) is Color.RED, copy.deepcopy(Level.LOW) is Level.LOW),
+        "tuple_enum_input": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))(
+            (Color.RED, Holds(n).t)),
+        "enum_own_deepcopy": lambda x, n: (lambda u: (copy.deepcopy(u) is u, copy.deepcopy(u)))((n, Copied.A)),
     }
 
 

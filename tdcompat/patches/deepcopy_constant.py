@@ -16,14 +16,22 @@ values unchanged.
 
 The fix: for a ``ConstantVariable`` holding exactly (no subclass) ``str``, ``bytes``,
 ``int``, ``float``, ``complex``, ``bool`` or ``None``, or a ``TupleVariable`` (not a named
-tuple) of such, recursively, and no ``memo``: ``copy.deepcopy(x)`` is ``x`` itself. That is
-what CPython does: ``_deepcopy_dispatch`` maps each of those exact types to
-``_deepcopy_atomic`` (the object itself: a NaN stays the same object, ``-0.0`` keeps its
-sign), and ``_deepcopy_tuple`` returns the tuple itself when every item copies to itself.
+tuple) of such or of enum members (``EnumVariable``) whose ``__deepcopy__`` is ``Enum``'s own,
+recursively, and no ``memo``: ``copy.deepcopy(x)`` is ``x`` itself. That is what CPython does:
+``_deepcopy_dispatch`` maps each of those exact types to ``_deepcopy_atomic`` (the object itself:
+a NaN stays the same object, ``-0.0`` keeps its sign), an enum member's ``Enum.__deepcopy__``
+returns the member, and ``_deepcopy_tuple`` returns the tuple itself when every item copies to
+itself. (A tuple holding an enum member was left to Dynamo: under ``fullgraph=False`` the graph
+break there rebuilt the tuple twice, once on the stack and once in the local, so
+``copy.deepcopy(t) is t`` was False on 2.8-2.11, with and without tdcompat: fresh fuzz seed
+1144640398 on 2.10.0.)
 Nothing is read that could change between calls (the tracker is the value), so there is
-nothing to guard. Left to Dynamo: subclasses of str/int (``__reduce_ex__`` builds a new
-object), named tuples (a new one), a tuple holding a list or any other tracker (an input
-tuple's items not yet realized included), a ``memo`` argument, keyword arguments. Audited
+nothing to guard. An input tuple's items not realized yet are realized (guarded: ``CONSTANT_MATCH`` /
+``ID_MATCH``) when the value each stands for is such a constant, member or a plain tuple, then
+checked as trackers; an int, float or bool Dynamo made dynamic (``SymNodeVariable``) is atomic
+as well. Left to Dynamo: subclasses of str/int (``__reduce_ex__`` builds a new object), named
+tuples (a new one), a tuple holding a list or any other tracker, a ``memo`` argument, keyword
+arguments. Audited
 against CPython on 2.5.1, 2.6.0, 2.8.0, 2.11.0 (tests/test_never_worse_classes.py).
 Known, not narrowed: on 2.5-2.6 Dynamo itself folds ``a is b`` of two distinct lists of
 equal constants to True, so ``dataclasses.asdict(k)['c'] is k.c`` (a list field) is True
@@ -31,6 +39,9 @@ once ``asdict`` compiles; ``list(a) is a`` is as wrong with no patch involved.
 """
 
 from __future__ import annotations
+
+import enum
+import inspect
 
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
@@ -40,12 +51,36 @@ NAME = "deepcopy-constant"
 _ATOMIC = (type(None), bool, int, float, complex, str, bytes)
 
 
-def _immutable(vt, depth=0) -> bool:
-    from torch._dynamo.variables import ConstantVariable, TupleVariable
+_ENUM_DEEPCOPY = enum.Enum.__dict__["__deepcopy__"]
 
-    if type(vt) is ConstantVariable:
+
+def _immutable(vt, depth=0) -> bool:
+    """Does ``copy.deepcopy`` of what ``vt`` stands for return that very object?"""
+    from torch._dynamo.variables import ConstantVariable, EnumVariable, SymNodeVariable, TupleVariable
+
+    from ..dynamo_api import is_lazy, peek
+
+    if is_lazy(vt):
+        # an input tuple's item not realized yet: realized (and so guarded) only when the value
+        # it stands for is an atomic constant, an enum member or a tuple, which the checks below see
+        tracker, value = peek(vt)
+        if tracker is None:
+            if not (type(value) in _ATOMIC or type(value) is tuple or isinstance(value, enum.Enum)):
+                return False
+            tracker = vt.realize()
+        vt = tracker
+    kind = type(vt)
+    if kind is ConstantVariable:
         return type(vt.value) in _ATOMIC
-    if type(vt) is TupleVariable and depth < 8:
+    if kind is SymNodeVariable:
+        # an int/float/bool input Dynamo made dynamic after it changed between calls: atomic too
+        return vt.python_type() in (int, float, bool)
+    if kind is EnumVariable:
+        # an enum member: ``copy.deepcopy`` calls ``member.__deepcopy__(memo)``, which is
+        # ``Enum.__deepcopy__`` (returns the member) unless the class or the member overrides it
+        member = vt.value
+        return isinstance(member, enum.Enum) and inspect.getattr_static(member, "__deepcopy__", None) is _ENUM_DEEPCOPY
+    if kind is TupleVariable and depth < 8:
         return all(_immutable(item, depth + 1) for item in vt.items)
     return False
 
@@ -71,8 +106,9 @@ PATCH = Patch(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_deepcopy", _call_deepcopy,
                params=("tx", "x")),
     ),
-    requires=("torch._dynamo.variables:ConstantVariable", "torch._dynamo.variables:TupleVariable"),
-    summary="copy.deepcopy of an immutable constant (or a tuple of them) is the constant itself",
+    requires=("torch._dynamo.variables:ConstantVariable", "torch._dynamo.variables:TupleVariable",
+              "torch._dynamo.variables:EnumVariable"),
+    summary="copy.deepcopy of an immutable constant or enum member (or a tuple of them) is the value itself",
     history=(
         ("2.5-2.6",
          "`BuiltinVariable.call_deepcopy` refuses every argument: `copy.deepcopy('advantage')` (or of a number, "
