@@ -63,3 +63,18 @@ def without_patch(name: str):
     finally:
         tdcompat.patch([name])
         torch._dynamo.reset()
+
+
+def same(a, b) -> bool:
+    """Compiled and eager results alike: tensors equal, containers item by item (types, dict keys
+    in order), everything else ``==`` and of one type."""
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return type(a) is type(b) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+

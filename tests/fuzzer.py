@@ -1367,8 +1367,12 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
                      "out.append(list(_d.values()))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
+        elif det:
+            code.append(f"out.append(hash(_h) == hash({expr}))")
         else:
-            code.append(f"out.append(hash(_h) == hash({expr}))" if det else "out.append(hash(_h) == hash(_h))")
+            # identity-hashed values: equal to themselves, and the expression made again is
+            # another object unless it reads one (dict-key-partial-identity, hash-constant-fold)
+            code += ["out.append(_h == _h)", f"out.append(len({{_h, {expr}}}))", "out.append(hash(_h) == hash(_h))"]
         errors = [] if hashable else ["TypeError"]
     elif t == DCOPY:
         expr, what = DCOPY_VALUES[op.value]

@@ -15,21 +15,11 @@ from torch._dynamo.exc import Unsupported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, without_patch
+from conftest import applied, same, without_patch
 
 NAME = "dict-key-numeric-eq"
 TORCH = parse_torch_version(torch.__version__).release[:2]
 NEEDED = TORCH < (2, 10)
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and torch.equal(a, b)
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return type(a) is type(b) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
 
 
 def _check(fn, make):
@@ -44,7 +34,7 @@ def _check(fn, make):
             got = compiled(*compiled_args)
         except Unsupported:
             return False
-        if not (_same(expected, got) and _same(list(eager_args), list(compiled_args))):
+        if not (same(expected, got) and same(list(eager_args), list(compiled_args))):
             return False
     return True
 
@@ -159,7 +149,7 @@ def test_deferred_shapes_are_never_worse(fn):
 
     expected = fn(torch.ones(2))
     kind, got = outcome()
-    if kind == "ok" and _same(expected, got):
+    if kind == "ok" and same(expected, got):
         return
     with without_patch(NAME):
         assert outcome()[0] == kind  # not right with the patch: exactly as without it

@@ -713,6 +713,8 @@ def test_compatibility_doc_renders_every_history():
 
 #: Where each real target's ``when`` says its handler is of use (what the docs render), as measured.
 WHEN_RELEASES = {
+    # 2.10 hashes dict keys with get_python_hash (pytorch/pytorch#169204); _HashableTracker moved in 2.12
+    ("dict-key-partial-identity", "ConstDictVariable._HashableTracker.__init__"): "<2.10",
     ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.13",  # the patch itself ends at 2.11
     ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
     ("module-mapping-dict", "BuiltinVariable.call_dict"): "<2.7",  # before construct_dict
@@ -726,9 +728,9 @@ WHEN_RELEASES = {
     ("dunder-dict-order", "DictItemsVariable.call_method"): "<2.13",
     ("dunder-dict-order", "BuiltinVariable.call_map"): "<2.13",
     ("dunder-dict-order", "BuiltinVariable.call_filter"): "<2.13",
-    # BuiltinVariable._call_min_max takes key= (measured on 2.15.0; not on 2.13.0; 2.14 has no env here)
-    ("dunder-dict-order", "BuiltinVariable.call_min"): ">=2.15",
-    ("dunder-dict-order", "BuiltinVariable.call_max"): ">=2.15",
+    # BuiltinVariable._call_min_max takes key= (measured on 2.14.1 and 2.15.0; not on 2.13.0)
+    ("dunder-dict-order", "BuiltinVariable.call_min"): ">=2.14",
+    ("dunder-dict-order", "BuiltinVariable.call_max"): ">=2.14",
     # SideEffects.store_instance_dict_attr is there from 2.13 (2.14+ drop a recorded deletion in it)
     ("dunder-dict-order", "SideEffects.store_instance_dict_attr"): ">=2.13",
     # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)

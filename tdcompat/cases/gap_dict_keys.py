@@ -4,9 +4,19 @@ CPython makes ``1``, ``1.0``, ``True`` (and ``1+0j``) one dict/set key: they com
 and hash alike. Dynamo 2.5-2.9 calls keys of different types unequal, so a traced dict
 grows a key per type and a lookup by an equal number of another type misses. Found by
 the differential fuzzer (``len({1.0, 1, 's'})``); measured wrong on 2.5.1-2.9.1.
+
+A ``functools.partial`` hashes and compares by identity; Dynamo 2.5-2.12 compared a partial made
+in the frame with a fresh copy of itself (dict-key-partial-identity). Found by the fuzzer's hash
+family (``_h in {_h, 1, 's'}`` False).
+
+A frozenset built in the frame came back empty from compiled code on 2.5-2.8 (its
+reconstruction called ``frozenset()`` on top of its items; frozenset-reconstruct), and a graph
+break after one raised ``TypeError`` (fuzzer's hash and deepcopy families, 2.6.0 and 2.7.1).
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -42,7 +52,40 @@ def lookup_input_by_float(d, x):
     return d[1.0] + d[True] * x, 2.0 in d
 
 
-CASES = (
+def _scale(x, k=1):
+    return x * k
+
+
+def partial_made_in_frame(x):
+    """One partial made in the frame is one object, its own set member; two partials made apart
+    are two objects (CPython hashes and compares partials by identity)."""
+    p = functools.partial(_scale, k=3)
+    q = functools.partial(_scale, k=3)
+    s = {p, 1, "s"}
+    return p in s, q in s, len({p, q, p}), {p: 1, q: 2}[p], p(x)
+
+
+PARTIAL = ("dict-key-partial-identity",)
+
+
+class _Holder:
+    def __init__(self):
+        self.a = 3
+
+
+def _holder():
+    return _Holder(), torch.randn(3)
+
+
+def frozenset_returned(o, x):
+    """A frozenset built in the frame leaves it as a return value (reconstructed after the graph)."""
+    fs = frozenset({o.a, 2, "s"})
+    return x + len(fs), fs, (fs, 1)
+
+
+FROZENSET = ("frozenset-reconstruct",)
+
+CASES: tuple[Case, ...] = (
     Case("dict_store_equal_numbers", PATCH, store_equal_numbers, _tensor,
          unpatched=(Expect("<2.10", WRONG_RESULT),),
          doc="`d[1.0] = ...; d[True] = ...` on a dict keyed by 1: one entry in eager, three traced (2.5-2.9)"),
@@ -52,4 +95,15 @@ CASES = (
     Case("dict_input_lookup_by_float", PATCH, lookup_input_by_float, _int_keyed,
          unpatched=(Expect("<2.10", GRAPH_BREAK),),
          doc="`d[1.0]`, `d[True]`, `2.0 in d` on an input dict keyed by ints"),
+)
+CASES = CASES + (
+    Case("partial_made_in_frame_identity", PARTIAL, partial_made_in_frame, _tensor,
+         unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"Observed exception"), Expect("<2.13", WRONG_RESULT)),
+         doc="`p in {p}`, `len({p, q})`, `{p: 1, q: 2}[p]` for partials made in the frame: identity, as in CPython"),
+)
+CASES = CASES + (
+    Case("frozenset_made_in_frame_returned", FROZENSET, frozenset_returned, _holder,
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`return frozenset({o.a, 2, 's'})`: empty after the graph on 2.5-2.8 (the rebuilt frozenset() is "
+             "called with no argument on top of its items)"),
 )
