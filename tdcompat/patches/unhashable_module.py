@@ -61,8 +61,9 @@ from __future__ import annotations
 
 import inspect
 
+from ..dynamo_api import LAZY_MODULE
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "unhashable-module"
 
@@ -189,6 +190,85 @@ def _wrap_module_gate(original, handle):
     return wrap_module
 
 
+def _unhashable_module(vt):
+    """The ``nn.Module`` ``vt`` stands for when its class has ``__hash__ = None`` on its MRO
+    (static lookup: CPython's ``hash()`` raises ``TypeError`` exactly then), else None. A lazy
+    tracker is peeked at, not realized."""
+    from ..dynamo_api import peek, static_lookup
+
+    tracker, value = peek(vt)
+    if tracker is not None:
+        if type(tracker).__name__ not in _MODULE_TRACKERS:
+            return None
+        value = getattr(tracker, "value", getattr(tracker, "module", None))
+    import torch
+
+    if isinstance(value, torch.nn.Module) and static_lookup(type(value), "__hash__") is None:
+        return value
+    return None
+
+
+def _raise_unhashable(tx, value):
+    from ..dynamo_api import raise_observed
+
+    effects_begin()
+    raise_observed(TypeError, tx, f"unhashable type: {type(value).__name__!r}")
+
+
+@fail_safe(NAME)
+def _hashable_init(wrapped, instance, args, kwargs):
+    """``_HashableTracker.__init__(vt)`` / ``HashableTracker.__init__(vt)``: an unhashable module
+    as a dict key or set member raises ``TypeError`` inside the trace, as eager does.
+
+    Once ``wrap_module`` succeeds for such a module (this patch), Dynamo's key hashing called
+    ``hash(module)`` itself: ``InternalTorchDynamoError: TypeError: unhashable type`` reached the
+    user even under ``fullgraph=False`` and around a ``try: ... except TypeError`` that catches it
+    in eager (fresh fuzz seeds on 2.7.1, 2.9.1, 2.12.1: a working program made to raise). Accepts a
+    module tracker, or a lazy one not realized yet, that :func:`_unhashable_module` accepts. 2.9+
+    raise the ``TypeError`` inside the trace; 2.5-2.8 cannot (a graph break there). Not for ``m in s``
+    on 2.9-2.12 (``CONTAINS_OP`` would swallow it and answer False): Dynamo's own failure there."""
+    if len(args) != 1 or kwargs:
+        return DEFER
+    value = _unhashable_module(args[0])
+    if value is None:
+        return DEFER
+    from torch._dynamo.symbolic_convert import InstructionTranslator
+
+    tx = InstructionTranslator.current_tx()
+    instruction = getattr(tx, "current_instruction", None)
+    if getattr(instruction, "opname", None) == "CONTAINS_OP" and _contains_falls_back():
+        # ``m in s``: 2.9-2.12 catch the TypeError and iterate ``s`` with ``==`` instead (False
+        # where eager raises); Dynamo's own ``hash(m)`` fails loudly there, as before
+        return DEFER
+    _raise_unhashable(tx, value)
+
+
+def _contains_falls_back() -> bool:
+    """2.9-2.12's ``CONTAINS_OP`` falls back to iterating with ``==`` when ``__contains__`` raises."""
+    from torch._dynamo import symbolic_convert
+
+    return hasattr(symbolic_convert, "impl_CONTAINS_OP_fallback")
+
+
+#: Dynamo's trackers of a module object (a lazy tracker is peeked at instead).
+_MODULE_TRACKERS = frozenset({"UnspecializedNNModuleVariable", "NNModuleVariable",
+                              "UnspecializedBuiltinNNModuleVariable", "FSDPManagedNNModuleVariable"})
+
+
+@gate(_hashable_init)
+def _hashable_init_gate(original, handle):
+    """What is installed on the key tracker's ``__init__`` (every dict key Dynamo builds): a key
+    that is neither a module tracker nor a lazy one goes straight to Dynamo (one set test)."""
+
+    def __init__(self, vt):
+        kind = type(vt)
+        if kind.__name__ not in _MODULE_TRACKERS and kind.__module__ != LAZY_MODULE:
+            return original(self, vt)
+        return handle(self, vt)
+
+    return __init__
+
+
 PATCH = Patch(
     name=NAME,
     fixes=(
@@ -208,6 +288,10 @@ PATCH = Patch(
             _wrap_module_gate,
             params=("value",),
         ),
+        Target("torch._dynamo.variables.dicts", "ConstDictVariable._HashableTracker", "__init__",
+               _hashable_init_gate, params=("vt",), optional=True),
+        Target("torch._dynamo.variables.hashable", "HashableTracker", "__init__", _hashable_init_gate,
+               params=("vt",), optional=True),
     ),
     probe=_still_broken,
     summary="modules that are unhashable (nn.Module + Mapping without __hash__) can be used in compiled code",
