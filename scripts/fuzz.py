@@ -65,9 +65,12 @@ def main(argv=None) -> int:
     seed = secrets.randbelow(2 ** 31) if args.seed == "random" else int(args.seed)
     print(f"tdcompat fuzz seed {seed}", flush=True)
     workers = args.workers or os.cpu_count() or 1
-    if workers > 1 and not args.replay and not args.slice:
+    if not args.replay and not args.slice:
+        # worker processes even for one worker: a crashed worker is restarted, the run goes on
         report = _parallel(args, seed, workers)
     else:
+        # torch.testing's common_utils parses sys.argv when imported (`--seed random` is no int there)
+        sys.argv[1:] = []
         import tdcompat  # noqa: F401  (before Dynamo is imported, as users do)
 
         import fuzzer

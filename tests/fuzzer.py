@@ -1155,8 +1155,8 @@ FAMILY_SHARE = 0.6  # of the seeds; the rest are the families above, generated a
 FAMILIES: Tuple[Tuple[str, int], ...] = (("hash", 3), ("class", 3), ("deepcopy", 2), ("dataclass", 2),
                                          ("enum", 2), ("module", 3), ("dunder", 4))
 _HB_DEPS = ("Plain", "ModMapU", "Color", "Num", "HEnum", "HMeta", "HCls", "Lin", "Net", "HNet", "HBox", "HASH_SALT",
-            "CLASS_KEYS", "KBase", "KSub", "KMeta", "KM", "reset_state")
-_CLS_DEPS = ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM", "reset_state")
+            "CLASS_KEYS", "KBase", "KSub", "KMeta", "KM", "KObj", "reset_state")
+_CLS_DEPS = ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM", "KObj", "reset_state")
 FAMILY_KINDS: Dict[str, Kind] = {
     k.name: k
     for k in [
@@ -1164,7 +1164,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("KBase", "KBase", _CLS_DEPS, family="class", reset=True, always=("v", "w")),
         Kind("KSub", "KSub", _CLS_DEPS, family="class", reset=True, always=("v", "w")),
         Kind("KM", "KM", _CLS_DEPS, family="class", reset=True, always=("v", "nset")),
-        Kind("KObj", "KObj({x}, {n})", _CLS_DEPS + ("KObj",), family="class", reset=True, always=("v", "w")),
+        Kind("KObj", "KObj({x}, {n})", _CLS_DEPS, family="class", reset=True, always=("v", "w")),
         Kind("DBox", "DBox({x}, {n})", ("Color", "DBox"), family="deepcopy"),
         Kind("WPlain", "WPlain({x}, {n})", ("Plain", "WPlain"), family="dunder", always=("peer", "wr", "a")),
         Kind("DPlain", "make_dplain({x}, {n})", ("DPlain", "make_dplain", "pairs"), family="dataclass"),
