@@ -214,3 +214,45 @@ def test_unhashable_module_set_membership_is_never_wrong():
             assert got == "InternalTorchDynamoError", got  # open: not made silent
         else:
             assert got in ("ok", "break"), got
+
+
+class HashedByAttr(torch.nn.Module):
+    """A module whose own ``__hash__`` reads an attribute (a user hash that can fail)."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.a = n
+        self.lin = torch.nn.Linear(3, 3)
+
+    def __hash__(self):
+        return self.a
+
+    def __eq__(self, other):
+        return self is other
+
+
+def delete_then_break(m, x):
+    del m.a
+    try:
+        seen = m.a
+    except AttributeError:
+        seen = "AttributeError"
+    torch._dynamo.graph_break()
+    m.sub = torch.nn.ReLU()
+    return x + 1, seen
+
+
+def test_user_hash_is_not_called_by_dynamos_walk():
+    """After ``del m.a`` and a graph break, Dynamo wraps ``m`` again in the resumed frame; its
+    parameter walk hashed the module with the user's ``__hash__``, which now raised
+    (InternalTorchDynamoError on 2.5-2.9 with tdcompat: ``del m.a`` traces there). Eager never
+    hashes it. Compiled equals eager, the object's state included, for two inputs."""
+    torch._dynamo.reset()
+    compiled = torch.compile(delete_then_break, backend="eager")
+    for n in (1, 2):
+        eager_m, compiled_m, x = HashedByAttr(n), HashedByAttr(n), torch.full((3,), float(n))
+        expected = delete_then_break(eager_m, x)
+        got = compiled(compiled_m, x)
+        assert torch.equal(got[0], expected[0]) and got[1] == expected[1]
+        assert sorted(vars(compiled_m)) == sorted(vars(eager_m))
+        assert type(compiled_m.sub) is torch.nn.ReLU and not hasattr(compiled_m, "a")

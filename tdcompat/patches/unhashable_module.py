@@ -35,8 +35,12 @@ removed again before ``wrap_module`` returns (or raises). ``named_parameters``/
 buffers, in the same order, as for a hashable module; it still runs only when
 ``named_parameters`` is not overridden (check against
 ``og_module_named_parameters_fn_ptr``, 2.8+), which the instance entry leaves alone.
-Everything else (hashable trees, the common case) is deferred after an
-``id()`` walk of ``_modules``.
+The same for a tree holding a module whose class defines its own ``__hash__``: that is user
+code, and it can fail where eager never calls it (``__hash__`` reading an attribute the frame
+deleted: Dynamo wraps the module again after a graph break, and its walk raised
+``InternalTorchDynamoError: AttributeError`` where eager ran; fresh fuzz seed 1119366703 on
+2.6.0, 2.5-2.9 measured). Everything else (trees of modules hashed by identity, the common
+case) is deferred after an ``id()`` walk of ``_modules``.
 
 Every read the patch makes is static: instance dicts through
 ``object.__getattribute__(m, "__dict__")``, ``_modules`` as the dict stored
@@ -70,12 +74,18 @@ NAME = "unhashable-module"
 _hashable_types: dict = {}
 
 
+_OBJECT_HASH = object.__dict__["__hash__"]
+
+
 def _is_hashable_type(cls) -> bool:
-    """Does ``cls`` (or a base) define a ``__hash__`` that is not ``None``? Read statically
-    (``inspect.getattr_static``): no metaclass ``__getattr__`` runs."""
+    """Does hashing an instance of ``cls`` run no user code and never fail: is its ``__hash__``
+    ``object``'s own (identity)? Read statically (``inspect.getattr_static``): no metaclass
+    ``__getattr__`` runs. ``__hash__ = None`` (a ``Mapping`` base) raises ``TypeError``; a class's
+    own ``__hash__`` is user code that may raise (it reads an attribute the frame deleted) or
+    differ between calls: the walk then goes by ``id()`` as well."""
     known = _hashable_types.get(cls)
     if known is None:
-        known = _hashable_types[cls] = inspect.getattr_static(cls, "__hash__", None) is not None
+        known = _hashable_types[cls] = inspect.getattr_static(cls, "__hash__", None) is _OBJECT_HASH
     return known
 
 
