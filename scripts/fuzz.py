@@ -187,7 +187,10 @@ def _git(*cmd: str) -> str:
 def ledger_entry(report: dict) -> dict:
     """One run as the ledger keeps it: where (torch, commit), what (seed, slices, programs), what came out."""
     try:
-        commit, dirty = _git("rev-parse", "HEAD"), bool(_git("status", "--porcelain", "--untracked-files=no"))
+        # the ledger itself does not count: the previous run's entry makes it changed
+        changed = _git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                       ":(exclude)benchmarks/fuzz_ledger.json")
+        commit, dirty = _git("rev-parse", "HEAD"), bool(changed)
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = None, None
     return {
