@@ -1368,11 +1368,17 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:
-            code.append(f"out.append(hash(_h) == hash({expr}))")
+            # the same item on both sides of a sequence compare (sequence-compare-identity)
+            code += [f"out.append(hash(_h) == hash({expr}))", "out.append([_h, 1] < [_h, 2])"]
         else:
             # identity-hashed values: equal to themselves, and the expression made again is
-            # another object unless it reads one (dict-key-partial-identity, hash-constant-fold)
-            code += ["out.append(_h == _h)", f"out.append(len({{_h, {expr}}}))", "out.append(hash(_h) == hash(_h))"]
+            # another object unless it reads one (dict-key-partial-identity, hash-constant-fold);
+            # in a list or tuple an item is compared with itself by identity first, never with
+            # __eq__ (sequence-compare-identity; a tensor's `1 == x` would raise in eager)
+            code += ["out.append(_h == _h)", "out.append(((_h, 1) == (_h, 2), [1, _h] <= [1, _h]))"]
+            if op.value != "tensor":
+                code.append("out.append((_h in (1, 's', _h), _h not in [_h]))")
+            code += [f"out.append(len({{_h, {expr}}}))", "out.append(hash(_h) == hash(_h))"]
         errors = [] if hashable else ["TypeError"]
     elif t == DCOPY:
         expr, what = DCOPY_VALUES[op.value]

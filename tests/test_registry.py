@@ -715,6 +715,8 @@ def test_compatibility_doc_renders_every_history():
 WHEN_RELEASES = {
     # 2.10 hashes dict keys with get_python_hash (pytorch/pytorch#169204); _HashableTracker moved in 2.12
     ("dict-key-partial-identity", "ConstDictVariable._HashableTracker.__init__"): "<2.10",
+    # list_compare is gone in 2.7 (comparisons move into BaseListVariable.call_method)
+    ("sequence-compare-identity", "BaseListVariable.list_compare"): "<2.7",
     ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.13",  # the patch itself ends at 2.11
     ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
     ("module-mapping-dict", "BuiltinVariable.call_dict"): "<2.7",  # before construct_dict

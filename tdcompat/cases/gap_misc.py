@@ -246,3 +246,52 @@ CASES = CASES + (
     Case("misc_weakref_input_called", (), weakref_input_called, _held_refs,
          doc="control: holder.ref() read in the frame is the referent on every release"),
 )
+
+
+SEQUENCE_IDENTITY = ("sequence-compare-identity",)
+
+
+class _Pair:
+    def __init__(self, a):
+        self.a = a
+
+
+def _pair():
+    return torch.randn(3), _Pair(2)
+
+
+def sequence_nan_item(x, o):
+    """One NaN in two places of a list or tuple: CPython compares an item with itself by identity."""
+    n = float("nan")
+    h = (o.a, n)
+    return x + (h == h), h != h, [n, o.a] < [n, o.a + 1], n in [1, "s", n], n not in (o.a, n)
+
+
+def sequence_tensor_item(x, o):
+    """A tensor that is the same item on both sides is skipped, as CPython skips it: no tensor compare."""
+    return x * ((x, o.a) == (x, o.a + 1)), [o.a, x] <= [o.a, x], (x, o.a) != (x, o.a)
+
+
+CASES = CASES + (
+    Case("sequence_nan_item_identity", SEQUENCE_IDENTITY, sequence_nan_item, _pair,
+         unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="`h == h` of a tuple holding a NaN, `n in [1, 's', n]`: True in eager, False traced (2.5-2.12)"),
+    Case("sequence_tensor_item_identity", SEQUENCE_IDENTITY, sequence_tensor_item, _pair,
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="`(x, 1) == (x, 2)` of one tensor x: a data-dependent graph break traced (2.5-2.12)"),
+)
+
+
+SYMBOOL = ("symbool-sym-float",)
+
+
+def tensor_times_comparison(x, o):
+    """A comparison of an int that the second call makes dynamic, used as a tensor scalar."""
+    return x * (o.a == 2), x + (o.a < 3), (o.a != o.a + 1) * x
+
+
+CASES = CASES + (
+    Case("tensor_times_symbolic_bool", SYMBOOL, tensor_times_comparison, _pair,
+         unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"SymBool|TorchRuntimeError|fake tensors"),),
+         doc="`x * (o.a == 2)` once o.a is dynamic: float() of a SymBool raised TorchRuntimeError (2.5-2.9)"),
+)

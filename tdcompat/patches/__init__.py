@@ -35,6 +35,8 @@ _PATCH_MODULES = (
     "enum_class_iter",
     "deepcopy_constant",
     "frozenset_reconstruct",
+    "sequence_compare_identity",
+    "symbool_sym_float",
     "dataclasses_inline",
     "hash_constant_fold",
     "module_overridden_hash",

@@ -1,0 +1,170 @@
+"""A list or tuple compares an item with itself by identity first, as CPython does (torch <2.13).
+
+Symptom: ``h = (1, float("nan")); h == h`` is ``False`` compiled and ``True`` in eager;
+``n in [1, n]`` (``n`` a NaN) is ``False``; ``(x, 1) == (x, 2)`` of a tensor ``x`` is a
+data-dependent graph break. Silently wrong with and without tdcompat on 2.5.1-2.12.1; found by
+the differential fuzzer on 2.6.0 (seed 1119370061104037) once ``unhashable-module`` let the frame
+trace that far.
+
+Root cause: CPython's ``list_richcompare``/``tuplerichcompare`` and ``list_contains`` compare
+items with ``PyObject_RichCompareBool``, which answers "equal" for one object compared with
+itself before calling ``__eq__``. Dynamo's ``polyfills.list_cmp`` (reached from
+``BaseListVariable.list_compare`` on 2.5-2.6 and ``BaseListVariable.call_method`` on 2.7-2.12)
+tests ``a != b`` only, and ``utils.iter_contains`` tests ``==`` only. Upstream added the identity
+checks in pytorch/pytorch#183073 (2.13: ``generic_richcompare_bool``).
+
+What the handlers accept, and why it is sound:
+
+- **Comparison** (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) of two exact ``ListVariable``\\ s
+  or two exact ``TupleVariable``\\ s where at least one pair of items at the same index is *the
+  same tracker*. One tracker stands for one object (2.13 relies on the same fact in
+  ``vt_identity_compare``), so CPython skips that pair without calling ``__eq__``. The handler
+  drops those pairs from both sides and runs Dynamo's own ``list_cmp`` on the rest: the first
+  pair that differs is the same pair as in CPython, and the lengths are both shorter by the
+  number of pairs dropped, which leaves their comparison unchanged. Nothing is guarded: the
+  answer reads only trackers Dynamo already guards.
+- **Containment** ``v in seq`` of an exact list or tuple where ``v`` is an exact
+  ``ConstantVariable`` of a scalar (``int``, ``float``, ``complex``, ``str``, ``bytes``,
+  ``bool``, ``None``) and an item is the same tracker as ``v``, and every item before it is such
+  a scalar constant too. CPython compares those earlier items with ``==`` (pure for these types,
+  no side effect, no exception) and then finds the identical one: ``True`` whatever the earlier
+  comparisons said.
+
+Everything else (subclasses, ``torch.Size``, a list against a tuple, non-constant items before the
+identical one, no identical item) defers to Dynamo unchanged.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe, gate
+
+NAME = "sequence-compare-identity"
+
+_CMP = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+        "__gt__": operator.gt, "__ge__": operator.ge}
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _exact_sequences(left, right):
+    from torch._dynamo.variables.lists import ListVariable, TupleVariable
+
+    return type(left) is type(right) and type(left) in (ListVariable, TupleVariable)
+
+
+def _compare_without_identical_pairs(tx, op, left, right):
+    """Dynamo's ``list_cmp`` on the items left once pairs of one tracker are dropped; DEFER if
+    there is no such pair."""
+    from torch._dynamo import polyfills
+    from torch._dynamo.variables import BuiltinVariable, UserFunctionVariable
+    from torch._dynamo.variables.lists import TupleVariable
+
+    a, b = left.items, right.items
+    n = min(len(a), len(b))
+    keep = [i for i in range(n) if a[i] is not b[i]]
+    if len(keep) == n:
+        return DEFER
+    kept_left = TupleVariable([a[i] for i in keep] + list(a[n:]))
+    kept_right = TupleVariable([b[i] for i in keep] + list(b[n:]))
+    return UserFunctionVariable(polyfills.list_cmp).call_function(
+        tx, [BuiltinVariable(op), kept_left, kept_right], {})
+
+
+def _contains_itself(seq, search):
+    """True when CPython's ``search in seq`` meets ``search`` itself after only pure comparisons."""
+    from torch._dynamo.variables import ConstantVariable, SymNodeVariable
+
+    def scalar(vt):
+        return type(vt) is ConstantVariable and type(vt.value) in _SCALARS
+
+    if not scalar(search):
+        return False
+    for item in seq.items:
+        if item is search:
+            return True
+        # an input's item is realized as Dynamo's own containment test does; a symbolic number
+        # compares with a scalar without side effect (and the answer does not depend on it)
+        item = item.realize()
+        if not (scalar(item) or type(item) is SymNodeVariable):
+            return False
+    return False
+
+
+@fail_safe(NAME)
+def _list_compare(wrapped, instance, args, kwargs):
+    """``BaseListVariable.list_compare(tx, op, left, right)`` (a staticmethod, 2.5-2.6)."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    tx, op, left, right = args
+    if not _exact_sequences(left, right):
+        return DEFER
+    return _compare_without_identical_pairs(tx, op, left, right)
+
+
+@fail_safe(NAME)
+def _call_method(wrapped, instance, args, kwargs):
+    """``BaseListVariable.call_method(tx, name, args, kwargs)``: comparisons (2.7-2.12) and
+    ``__contains__`` of an exact list or tuple (the gate below sends only those here)."""
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.lists import BaseListVariable
+
+    if len(args) != 4:
+        return DEFER
+    tx, name, call_args, call_kwargs = args
+    if call_kwargs or len(call_args) != 1 or not _exact_sequences(instance, instance):
+        return DEFER
+    if name == "__contains__":
+        return ConstantVariable.create(True) if _contains_itself(instance, call_args[0]) else DEFER
+    if hasattr(BaseListVariable, "list_compare") or not _exact_sequences(instance, call_args[0]):
+        return DEFER  # 2.5-2.6 compare in list_compare (the other target)
+    return _compare_without_identical_pairs(tx, _CMP[name], instance, call_args[0])
+
+
+@gate(_call_method)
+def _call_method_gate(original, handle):
+    """Every method call on a list or tuple passes here: only ``__contains__`` and the rich
+    comparisons of an exact list or tuple go to the handler, after one name test."""
+    names = frozenset(("__contains__", *_CMP))
+
+    def call_method(self, tx, name, args, kwargs):
+        if name not in names:
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
+
+    return call_method
+
+
+def _has_list_compare() -> bool:
+    """``BaseListVariable.list_compare`` exists (2.5-2.6)."""
+    from torch._dynamo.variables.lists import BaseListVariable
+
+    return hasattr(BaseListVariable, "list_compare")
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`h == h` False for a tuple holding a NaN, `nan in [nan]` False, `(x, 1) == (x, 2)` a data-dependent "
+    "graph break (torch <2.13: items compared without CPython's identity shortcut)",
+    upstream="torch/_dynamo/variables/lists.py: BaseListVariable.list_compare (2.5-2.6), "
+    "BaseListVariable.call_method (comparisons 2.7-2.12, __contains__); torch/_dynamo/polyfills/__init__.py: "
+    "list_cmp; torch/_dynamo/utils.py: iter_contains",
+    mirrors="pytorch/pytorch#183073 ([dynamo] Fix __contains__ and container equality to check identity first)",
+    torch="<2.13",
+    fixed_upstream="2.13: pytorch/pytorch#183073, #184606 (generic_richcompare_bool)",
+    targets=(
+        Target("torch._dynamo.variables.lists", "BaseListVariable", "list_compare", _list_compare,
+               optional=True, when=_has_list_compare),
+        Target("torch._dynamo.variables.lists", "BaseListVariable", "call_method", _call_method_gate,
+               params=("tx", "name", "args", "kwargs")),
+    ),
+    requires=("torch._dynamo.polyfills:list_cmp",),
+    summary="list and tuple items compare by identity first (`==`, ordering, `in`), as CPython's "
+    "PyObject_RichCompareBool does",
+    history=(
+        ("2.5-2.12", "`polyfills.list_cmp` and `iter_contains` compare items with `==` only: `(nan,) == (nan,)` "
+         "of one NaN and `nan in [nan]` are False, `(x, 1) == (x, 2)` of a tensor is a data-dependent break"),
+        ("2.13+", "right (`generic_richcompare_bool`, pytorch/pytorch#183073)"),
+    ),
+)

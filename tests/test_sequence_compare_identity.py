@@ -1,0 +1,117 @@
+"""sequence-compare-identity: list and tuple items compare by identity first (torch <2.13).
+
+CPython's ``PyObject_RichCompareBool`` answers "equal" for one object compared with itself, so
+``(n,) == (n,)`` of one NaN is True and ``(x, 1) == (x, 2)`` of one tensor never compares the
+tensor. Each test compiles with ``fullgraph=True``, calls twice with different inputs and compares
+with eager; without the patch (reverted in-process) the shape is asserted to fail on 2.5-2.12.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo  # tdcompat applies its patches when Dynamo is imported
+
+from tdcompat.versions import parse_torch_version
+
+from conftest import applied, same, without_patch
+
+NAME = "sequence-compare-identity"
+TORCH = parse_torch_version(torch.__version__).release[:2]
+NEEDED = TORCH < (2, 13)
+
+
+class Box:
+    def __init__(self, n):
+        self.a = n
+        self.calls = 0
+
+
+class Loud:
+    """``__eq__`` with a side effect: CPython never calls it for the object against itself."""
+
+    def __init__(self, box):
+        self.box = box
+
+    def __eq__(self, other):
+        self.box.calls += 1
+        return False
+
+    __hash__ = object.__hash__
+
+
+def _outcome(fn):
+    """'ok', 'wrong' or the compiled call's exception name, for two calls with different inputs."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", fullgraph=True)
+    for n in (3, 4):
+        eager_box, compiled_box = Box(n), Box(n)
+        expected = fn(torch.full((2,), float(n)), eager_box)
+        try:
+            got = compiled(torch.full((2,), float(n)), compiled_box)
+        except Exception as error:  # noqa: BLE001 - the unpatched failure is a graph break
+            return type(error).__name__
+        if not same(expected, got) or vars(eager_box) != vars(compiled_box):
+            return "wrong"
+    return "ok"
+
+
+def tuple_with_nan_equals_itself(x, o):
+    h = (o.a, float("nan"))
+    return x + (h == h), h != h, x * (h <= h)
+
+
+def nan_at_same_index(x, o):
+    n = float("nan")
+    return x + ([n, o.a] == [n, o.a]), [n, o.a] < [n, o.a + 1], (o.a, n, 1) > (o.a, n, 0), (n,) == (n, 1)
+
+
+def nan_contained(x, o):
+    n = float("nan")
+    return x + (n in [1, "s", n]), n not in (o.a, n), n in (n,), n in [o.a, -0.0], float("nan") in [n]
+
+
+def tensor_skipped(x, o):
+    return x * ((x, o.a) == (x, o.a + 1)), [o.a, x] <= [o.a, x], (x, o.a) != (x, o.a)
+
+
+def eq_side_effect_skipped(x, o):
+    loud = Loud(o)
+    pair = [loud, o.a]
+    same_pair = pair == [loud, o.a]
+    o.calls += 10
+    return x + o.calls, same_pair, (loud, 1) < (loud, 2)
+
+
+SHAPES = [tuple_with_nan_equals_itself, nan_at_same_index, nan_contained, tensor_skipped, eq_side_effect_skipped]
+
+
+@pytest.mark.parametrize("fn", SHAPES, ids=[f.__name__ for f in SHAPES])
+def test_identical_items(fn):
+    assert applied(NAME) == NEEDED
+    assert _outcome(fn) == "ok"
+
+
+#: Without the patch: wrong (NaN), a data-dependent graph break (tensor), or __eq__ run (loud; 2.5's
+#: compare of two user objects is right there).
+FAILS = {tuple_with_nan_equals_itself: ("wrong",), nan_at_same_index: ("wrong",), nan_contained: ("wrong",),
+         tensor_skipped: ("Unsupported", "UserError"),
+         eq_side_effect_skipped: ("wrong", "Unsupported") if TORCH >= (2, 6) else ("ok",)}
+
+
+@pytest.mark.skipif(not NEEDED, reason="2.13+ compare by identity first natively")
+@pytest.mark.parametrize("fn", SHAPES, ids=[f.__name__ for f in SHAPES])
+def test_without_the_patch_it_fails(fn):
+    with without_patch(NAME):
+        got = _outcome(fn)
+    assert got in FAILS[fn], got
+
+
+def subclass_and_mixed(x, o):
+    """Deferred shapes: a list against a tuple, torch.Size; Dynamo's answer either way."""
+    n = float("nan")
+    return x + (x.shape == (2,)), (n, 1) == (n, 1), [o.a] == [o.a]
+
+
+def test_deferred_shapes_stay_right():
+    assert _outcome(subclass_and_mixed) == "ok"
