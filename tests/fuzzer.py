@@ -1476,7 +1476,10 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
         form, _, v = op.value.partition(":") if t in (DD_FORM, DD_ESCAPE) else ("0", "", op.value)
         known = k in st.inst
         if t == DD_FORM:
-            code = [f"out.append({DD_FORMS[int(form) % len(DD_FORMS)].format(o=o, k=k)})"]
+            text = DD_FORMS[int(form) % len(DD_FORMS)]
+            code = [f"out.append({text.format(o=o, k=k)})"]
+            if text.startswith("('a', 3) in"):
+                errors = ["RuntimeError"]  # a tensor under 'a': `tensor == 3` has no truth value in eager
         elif t == DD_ESCAPE:
             code = [f"out.append({DD_ESCAPES[int(form) % len(DD_ESCAPES)].format(o=o)})"]
         elif t == DD_REINSERT:
