@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 
 def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
@@ -367,7 +367,7 @@ def readd_instance_dict_tracker():
     return store_instance_dict_attr_readd_gate
 
 
-def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
+def raise_observed(exc_type: type, tx, context: str, message: Optional[str] = None) -> "NoReturn":
     """Raise ``exc_type`` inside the traced program, as eager would.
 
     ``raise_observed_exception(exc_type, tx, *, args=...)`` from about 2.6;
@@ -375,6 +375,9 @@ def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
     translator of ``BuiltinVariable(e).call_function``. Up to 2.8 only the
     exceptions in ``observed_exception_map`` can be raised (2.6: StopIteration,
     KeyError, AttributeError); others graph-break. 2.9 makes any of them.
+    ``message`` is the exception's argument where CPython's text is known (``str(e)``
+    in an ``except`` reads it): passed as a constant tracker where the torch takes
+    ``args`` (2.7+), else the exception has none.
     """
     from torch._dynamo import exc
 
@@ -386,6 +389,10 @@ def raise_observed(exc_type: type, tx, context: str) -> "NoReturn":
     params = inspect.signature(exc.raise_observed_exception).parameters
     if "vt" in params:
         exc.raise_observed_exception(exc_type, tx, tx)
+    if message is not None and "args" in params:
+        from torch._dynamo.variables import ConstantVariable
+
+        exc.raise_observed_exception(exc_type, tx, args=[ConstantVariable.create(message)])
     exc.raise_observed_exception(exc_type, tx)
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -205,15 +205,38 @@ def test_unhashable_module_as_dict_key_raises_typeerror_in_the_trace():
     assert _key_outcome(keyed_in_try, fullgraph=True) in (("break",) if TORCH_RELEASE < (2, 7) else ("ok",))
 
 
-def test_unhashable_module_set_membership_is_never_wrong():
-    """``m in {1, 2}``: right, or (2.9-2.12, whose CONTAINS_OP would swallow the TypeError and iterate
-    with ``==``, answering False) Dynamo's own loud failure, never a wrong answer."""
+def test_unhashable_module_set_membership_raises_typeerror_in_the_trace():
+    """``m in {1, 2}`` raises TypeError as eager does. 2.9-2.12's CONTAINS_OP catches a TypeError out
+    of ``__contains__`` and iterates with ``==`` (False where eager raises); deferring there let
+    Dynamo's own ``hash(m)`` escape as InternalTorchDynamoError (a working program made to crash,
+    measured on 2.9.1-2.12.1). 2.5-2.6 cannot raise TypeError in the trace: a break."""
     for fullgraph in (False, True):
         got = _key_outcome(member_in_try, fullgraph)
-        if (2, 9) <= TORCH_RELEASE < (2, 13):
-            assert got == "InternalTorchDynamoError", got  # open: not made silent
-        else:
-            assert got in ("ok", "break"), got
+        assert got == ("break" if fullgraph and TORCH_RELEASE < (2, 7) else "ok"), (fullgraph, got)
+
+
+def membership_messages(m, x):
+    """Each hashed container raises with CPython's message; a list compares with ``==``."""
+    out = []
+    for s in ({1, 2}, {"k": 1}, {1: 2}.keys(), frozenset({3})):
+        try:
+            out.append(m in s)
+        except TypeError as error:
+            out.append(str(error))
+    try:
+        out.append(m not in {1})
+    except TypeError:
+        out.append("TE")
+    out.append(m in [1, 2])
+    return x + len(out), tuple(out)
+
+
+def test_unhashable_module_membership_message_is_cpythons():
+    """``str(e)`` of the TypeError is ``unhashable type: 'M'``, as in eager (2.8 lost it: the
+    exception was raised without its argument). 2.7 cannot read it back under fullgraph=True."""
+    assert _key_outcome(membership_messages, fullgraph=False) == "ok"
+    assert _key_outcome(membership_messages, fullgraph=True) == (
+        "break" if TORCH_RELEASE < (2, 8) else "ok")
 
 
 class HashedByAttr(torch.nn.Module):

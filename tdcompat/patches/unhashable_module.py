@@ -222,7 +222,8 @@ def _raise_unhashable(tx, value):
     from ..dynamo_api import raise_observed
 
     effects_begin()
-    raise_observed(TypeError, tx, f"unhashable type: {type(value).__name__!r}")
+    message = f"unhashable type: {type(value).__name__!r}"
+    raise_observed(TypeError, tx, message, message)
 
 
 @fail_safe(NAME)
@@ -235,8 +236,8 @@ def _hashable_init(wrapped, instance, args, kwargs):
     user even under ``fullgraph=False`` and around a ``try: ... except TypeError`` that catches it
     in eager (fresh fuzz seeds on 2.7.1, 2.9.1, 2.12.1: a working program made to raise). Accepts a
     module tracker, or a lazy one not realized yet, that :func:`_unhashable_module` accepts. 2.9+
-    raise the ``TypeError`` inside the trace; 2.5-2.8 cannot (a graph break there). Not for ``m in s``
-    on 2.9-2.12 (``CONTAINS_OP`` would swallow it and answer False): Dynamo's own failure there."""
+    raise the ``TypeError`` inside the trace; 2.5-2.8 cannot (a graph break there). ``m in s`` on
+    2.9-2.12 raises it past ``CONTAINS_OP``'s fallback (:func:`_raise_past_contains_fallback`)."""
     if len(args) != 1 or kwargs:
         return DEFER
     value = _unhashable_module(args[0])
@@ -247,10 +248,27 @@ def _hashable_init(wrapped, instance, args, kwargs):
     tx = InstructionTranslator.current_tx()
     instruction = getattr(tx, "current_instruction", None)
     if getattr(instruction, "opname", None) == "CONTAINS_OP" and _contains_falls_back():
-        # ``m in s``: 2.9-2.12 catch the TypeError and iterate ``s`` with ``==`` instead (False
-        # where eager raises); Dynamo's own ``hash(m)`` fails loudly there, as before
-        return DEFER
+        _raise_past_contains_fallback(tx, value)
     _raise_unhashable(tx, value)
+
+
+def _raise_past_contains_fallback(tx, value):
+    """``m in s`` (``s`` a set or dict) on 2.9-2.12: ``CONTAINS_OP`` catches an
+    ``ObservedTypeError`` out of ``s.__contains__`` and iterates ``s`` with ``==`` instead, so the
+    ``TypeError`` CPython raises (``hash(m)``) became ``False``; deferring left Dynamo's own
+    ``hash(m)`` to escape as ``InternalTorchDynamoError`` (a working program made to crash). The
+    ``TypeError`` is made as ``raise_observed_exception`` makes it and raised as the base
+    ``ObservedException``, which ``CONTAINS_OP`` lets through and Dynamo's exception handler
+    dispatches on the ``TypeError`` it holds (``except TypeError:`` in the frame, else a graph break
+    where eager raises). 2.13 no longer swallows it (``impl_CONTAINS_OP_fallback`` is gone)."""
+    from torch._dynamo import exc
+    from torch._dynamo.variables import BuiltinVariable, ConstantVariable
+
+    message = f"unhashable type: {type(value).__name__!r}"
+    effects_begin()
+    error = BuiltinVariable(TypeError).call_function(tx, [ConstantVariable.create(message)], {})
+    tx.exn_vt_stack.set_current_exception(error)
+    raise exc.ObservedException(message)
 
 
 def _contains_falls_back() -> bool:
