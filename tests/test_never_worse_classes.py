@@ -190,6 +190,48 @@ def test_class_hasattr_is_guarded(fullgraph):
         assert broke == []  # it still compiles (the catalog's dataclass cases rely on it)
 
 
+LOOKUPS: list = []
+
+
+class MetaMeta(type):
+    """A metaclass of a metaclass whose ``__getattr__`` has a side effect: eager ``hasattr(cls, n)``
+    never reaches it (it answers for attributes of the metaclass, not of the class)."""
+
+    def __getattr__(cls, name):
+        LOOKUPS.append(name)
+        raise AttributeError(name)
+
+
+class MetaOfScaled(type, metaclass=MetaMeta):
+    pass
+
+
+class ScaledByMeta(metaclass=MetaOfScaled):
+    def __init__(self, v):
+        self.v = v
+
+
+def hasattr_under_metameta(x):
+    o = ScaledByMeta(x)
+    return o.v + 1, hasattr(type(o), "scale"), hasattr(type(o), "v")
+
+
+def test_class_hasattr_runs_nothing_of_the_metaclass():
+    """``class-hasattr``'s own checks read the metaclass statically, as CPython's slot lookup does:
+    no ``__getattr__`` of a meta-metaclass runs at trace time, and ``MetaMeta.__getattr__`` (found on
+    the metaclass as an attribute, not on its MRO) does not make it defer (it did: a graph break on
+    2.5-2.6 where the answer is plain ``hasattr``)."""
+    LOOKUPS.clear()
+    torch._dynamo.reset()
+    compiled = torch.compile(hasattr_under_metameta, backend="eager", fullgraph=True)
+    for n in (1.0, 2.0):
+        expected = hasattr_under_metameta(torch.full((2,), n))
+        got = compiled(torch.full((2,), n))
+        assert diff(snapshot(expected), snapshot(got), "out") is None
+    # Dynamo itself asks some (``__members__`` on 2.13); tdcompat's checks ask for these
+    assert not {"__getattr__", "__getattribute__"} & set(LOOKUPS), LOOKUPS
+
+
 @dataclasses.dataclass
 class Keys:
     done: str = "done"

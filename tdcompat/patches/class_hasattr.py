@@ -19,8 +19,9 @@ whose class is exactly the type of such an object, the answer is Dynamo's own so
 ``call_hasattr`` on that source: ``hasattr(cls, name)`` under a ``HASATTR`` guard (plus an
 ``ID_MATCH`` on the source, so the guard is on this class): a class (or a base) that gains
 or loses the attribute between calls fails the guard and recompiles. Only for a class whose
-metaclass looks attributes up the standard way (no metaclass ``__getattribute__`` /
-``__getattr__``) and that the frame has not mutated. A class with no such object in the
+metaclass looks attributes up the standard way (no ``__getattribute__`` but ``type``'s and no
+``__getattr__`` on the metaclass's MRO, read statically as CPython's slot lookup does, so that no
+code of a meta-metaclass runs) and that the frame has not mutated. A class with no such object in the
 frame (nothing to guard the answer on): Dynamo's graph break, as before.
 """
 
@@ -43,12 +44,16 @@ def _call_hasattr(wrapped, instance, args, kwargs):
     cls = getattr(instance, "value", None)
     if type(instance) is not UserDefinedClassVariable or not isinstance(cls, type) or not isinstance(name, str):
         return DEFER
+    from ..dynamo_api import MISSING, guard_class_source, made_object_class_source, static_lookup
+
+    # read on the metaclass's MRO without running anything of it (a meta-metaclass could)
     meta = type(cls)
-    if meta.__getattribute__ is not type.__getattribute__ or hasattr(meta, "__getattr__"):
+    if static_lookup(meta, "__getattribute__") is not vars(type)["__getattribute__"]:
+        return DEFER
+    if static_lookup(meta, "__getattr__") is not MISSING:
         return DEFER
     if tx.output.side_effects.is_attribute_mutation(instance):
         return DEFER
-    from ..dynamo_api import guard_class_source, made_object_class_source
 
     source = made_object_class_source(tx, cls)
     if source is None:
