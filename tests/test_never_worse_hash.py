@@ -35,7 +35,7 @@ from torch._dynamo.exc import Unsupported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied as _applied, last_json, run_python, without_patch as _without
+from conftest import applied as _applied, last_json, run_python, same as _same, without_patch as _without
 
 TORCH = parse_torch_version(torch.__version__).release[:2]
 
@@ -48,14 +48,6 @@ def _outcome(fn, *args):
         return "ok", torch.compile(fn, backend="eager", fullgraph=True)(*args)
     except Unsupported as error:
         return "break", str(error).splitlines()[0]
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor):
-        return torch.allclose(a, b)
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
 
 
 # -- 1. hash() of an argument (hash-constant-fold) ------------------------------------------------
