@@ -65,6 +65,27 @@ def without_patch(name: str):
         torch._dynamo.reset()
 
 
+def compiled_outcome(fn, inputs, calls, fullgraph=True, state=None) -> str:
+    """'ok', 'wrong' or the name of the exception the compiled call raised: ``fn(*inputs(n))`` in
+    eager and compiled (``backend="eager"``, one compilation for all calls) for each ``n`` of
+    ``calls``, on fresh equal inputs, compared with :func:`same`, and ``state(args)`` of the inputs
+    each side was given where ``state`` is passed (the side effects)."""
+    import torch
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
+    for n in calls:
+        eager_args, compiled_args = inputs(n), inputs(n)
+        expected = fn(*eager_args)
+        try:
+            got = compiled(*compiled_args)
+        except Exception as error:  # noqa: BLE001 - the outcome is the exception's name
+            return type(error).__name__
+        if not same(expected, got) or (state is not None and state(eager_args) != state(compiled_args)):
+            return "wrong"
+    return "ok"
+
+
 def same(a, b) -> bool:
     """Compiled and eager results alike: tensors equal, containers item by item (types, dict keys
     in order), everything else ``==`` and of one type."""

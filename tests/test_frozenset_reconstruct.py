@@ -16,7 +16,7 @@ import torch._dynamo  # tdcompat applies its patches when Dynamo is imported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, same, without_patch
+from conftest import applied, compiled_outcome, without_patch
 
 NAME = "frozenset-reconstruct"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -29,18 +29,7 @@ class Box:
 
 
 def _outcome(fn, fullgraph):
-    """'ok', 'wrong' or the compiled call's exception name, for two calls with different inputs."""
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
-    for n in (3, 4):
-        expected = fn(torch.full((2,), float(n)), Box(n))
-        try:
-            got = compiled(torch.full((2,), float(n)), Box(n))
-        except Exception as error:  # noqa: BLE001 - the unpatched failure is a TypeError out of compiled code
-            return type(error).__name__
-        if not same(expected, got):
-            return "wrong"
-    return "ok"
+    return compiled_outcome(fn, lambda n: (torch.full((2,), float(n)), Box(n)), (3, 4), fullgraph)
 
 
 def returned(x, o):

@@ -14,7 +14,7 @@ import torch._dynamo  # tdcompat applies its patches when Dynamo is imported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, same, without_patch
+from conftest import applied, compiled_outcome, without_patch
 
 NAME = "sequence-compare-identity"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -41,19 +41,9 @@ class Loud:
 
 
 def _outcome(fn):
-    """'ok', 'wrong' or the compiled call's exception name, for two calls with different inputs."""
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=True)
-    for n in (3, 4):
-        eager_box, compiled_box = Box(n), Box(n)
-        expected = fn(torch.full((2,), float(n)), eager_box)
-        try:
-            got = compiled(torch.full((2,), float(n)), compiled_box)
-        except Exception as error:  # noqa: BLE001 - the unpatched failure is a graph break
-            return type(error).__name__
-        if not same(expected, got) or vars(eager_box) != vars(compiled_box):
-            return "wrong"
-    return "ok"
+    """Two calls with different inputs; the boxes' attributes are compared too (``Loud`` counts)."""
+    return compiled_outcome(fn, lambda n: (torch.full((2,), float(n)), Box(n)), (3, 4),
+                            state=lambda args: vars(args[1]))
 
 
 def tuple_with_nan_equals_itself(x, o):

@@ -14,7 +14,7 @@ import torch._dynamo  # tdcompat applies its patches when Dynamo is imported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, same, without_patch
+from conftest import applied, compiled_outcome, without_patch
 
 NAME = "symbool-sym-float"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -27,17 +27,8 @@ class Box:
 
 
 def _outcome(fn, fullgraph):
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
-    for n in (3, 4, 5):
-        expected = fn(torch.full((2,), float(n)), Box(n))
-        try:
-            got = compiled(torch.full((2,), float(n)), Box(n))
-        except Exception as error:  # noqa: BLE001 - the unpatched failure is TorchRuntimeError
-            return type(error).__name__
-        if not same(expected, got):
-            return "wrong"
-    return "ok"
+    """Three calls with different ints: the second makes ``o.a`` dynamic."""
+    return compiled_outcome(fn, lambda n: (torch.full((2,), float(n)), Box(n)), (3, 4, 5), fullgraph)
 
 
 def mul_by_comparison(x, o):
