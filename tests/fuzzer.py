@@ -1407,7 +1407,8 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
         elif t == C_HASATTR:
             code = [f"out.append(hasattr({c}, {k!r}))"]
         elif t == C_OWN:
-            code = [f"out.append({k!r} in {c}.__dict__)"]
+            # the class's own dict: presence and a read (class-dict-guard guards both on its keys)
+            code = [f"out.append({k!r} in {c}.__dict__)", f"out.append(use(x, {c}.__dict__.get({k!r}, 'D')))"]
         elif t == C_IGET:
             inst = o if kind.name == "KObj" else f"{c}()"
             code = _append(op, f"getattr({inst}, {k!r}, 'D')")

@@ -82,7 +82,7 @@ def append_tag(cls, tags, x):
     return len(cls.tags), x + 1
 
 
-CASES = (
+CASES: tuple[Case, ...] = (
     Case("class_attr_changed_between_calls", PATCH, scaled, _settings, vary=_change, unpatched=_WRONG,
          doc="`x * cls.scale`, `cls.mode is Mode.MEAN`, `cls.name`: the class attributes change before the "
              "second call"),
@@ -90,4 +90,31 @@ CASES = (
          doc="`x * Sub.scale` where the second call's subclass has its own `scale`"),
     Case("class_attr_list_mutated", PATCH, append_tag, _settings_and_tags, unpatched=(Expect("<2.12", GRAPH_BREAK),),
          doc="`cls.tags.append(...)` on a list class attribute: the real list must change"),
+)
+
+
+class _OwnKeys:
+    w = 1
+
+
+def _own_keys():
+    if "v" in vars(_OwnKeys):
+        del _OwnKeys.v
+    return torch.randn(3), _OwnKeys
+
+
+def _gains_v(args):
+    args[1].v = 5
+
+
+def class_own_dict_read(x, cls):
+    """The class's own dict, read by key: presence and value."""
+    return x + 1, "v" in cls.__dict__, cls.__dict__.get("v", "D"), "w" in cls.__dict__
+
+
+CASES = CASES + (
+    Case("class_own_dict_key_between_calls", ("class-dict-guard",), class_own_dict_read, _own_keys, vary=_gains_v,
+         unpatched=(Expect("<2.12", WRONG_RESULT),), torch=">=2.7",
+         doc="`'v' in K.__dict__` after K gains its own `v` between calls (2.5-2.6: wrong with and without "
+             "tdcompat, no guard to use there)"),
 )

@@ -42,6 +42,7 @@ _PATCH_MODULES = (
     "module_overridden_hash",
     "class_attr_guard",
     "class_hasattr",
+    "class_dict_guard",
     "module_deleted_attr",
     "class_setattr",
     "dunder_dict_views",
