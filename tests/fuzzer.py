@@ -1386,7 +1386,8 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
         if k == "ret":
             code.append("out.append(copy.deepcopy(_v))")
         elif k == "is":
-            code.append("out.append(copy.deepcopy(_v) is _v)")
+            # and two lists built in the frame around it (2.5-2.6 compared lists under `is` by value)
+            code += ["out.append(copy.deepcopy(_v) is _v)", "out.append(([_v] is [_v], [_v] is not [_v]))"]
         elif k == "mut" and what in ("list", "dict"):
             code += ["_c = copy.deepcopy(_v)", "_c.append(9)" if what == "list" else "_c['new'] = 9",
                      "_c[0 if isinstance(_c, list) else 'new'] = 'changed'", "out.append(_v)", "out.append(_c)"]

@@ -97,6 +97,45 @@ def test_without_the_patch_it_fails(fn):
     assert got in FAILS[fn], got
 
 
+def lists_by_identity(x, o):
+    a, b = ["s", 1], ["s", 1]  # constants: a dynamic int in a list makes 2.7+ break on `is`
+    held = [a]
+    return x + (a is b) + o.a, a is not b, held[0] is a, ["t"] is ["t"], b is not held[0]  # noqa: F632
+
+
+def test_lists_made_in_frame_are_distinct_objects():
+    """2.5-2.6 answered ``a is b`` of two lists with ``list_cmp(operator.is_, ...)``: True for equal
+    items. A list the frame built is no other object."""
+    assert _outcome(lists_by_identity) == "ok"
+
+
+@pytest.mark.skipif(TORCH >= (2, 7), reason="2.7+ compare lists under `is` by tracker natively")
+def test_lists_made_in_frame_without_the_patch_are_equal_by_value():
+    with without_patch(NAME):
+        assert _outcome(lists_by_identity) == "wrong"
+
+
+class Holder:
+    def __init__(self, n):
+        self.a, self.l, self.m = n, [n, 1], [n, 1]
+
+
+def lists_passed_in(x, h):
+    return x + 1, h.l is h.m, h.l is h.l
+
+
+def test_two_lists_passed_in_are_not_guessed():
+    """Two distinct lists of an input, of equal items: a graph break on 2.5-2.6 (whether they are one
+    object on a later call is not guarded), never the old True."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lists_passed_in, backend="eager", fullgraph=True)
+    if TORCH < (2, 7):
+        with pytest.raises(torch._dynamo.exc.Unsupported):
+            compiled(torch.ones(2), Holder(3))
+    else:
+        assert compiled(torch.ones(2), Holder(3))[1:] == (False, True)
+
+
 def subclass_and_mixed(x, o):
     """Deferred shapes: a list against a tuple, torch.Size; Dynamo's answer either way."""
     n = float("nan")

@@ -295,3 +295,17 @@ CASES = CASES + (
          unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"SymBool|TorchRuntimeError|fake tensors"),),
          doc="`x * (o.a == 2)` once o.a is dynamic: float() of a SymBool raised TorchRuntimeError (2.5-2.9)"),
 )
+
+
+def sequence_list_identity(x, o):
+    """``a is b`` of two lists built in the frame with equal items: two objects (2.5-2.6 said one)."""
+    a, b = ["s", 1], ["s", 1]
+    held = [a]
+    return x + (a is b) + o.a, a is not b, held[0] is a, ["t"] is ["t"]  # noqa: F632 - identity is the point
+
+
+CASES = CASES + (
+    Case("sequence_list_identity", SEQUENCE_IDENTITY, sequence_list_identity, _pair,
+         unpatched=(Expect("<2.7", WRONG_RESULT),),
+         doc="`[1] is [1]` True traced on 2.5-2.6 (lists compared under `is` item by item)"),
+)

@@ -30,8 +30,14 @@ What the handlers accept, and why it is sound:
   no side effect, no exception) and then finds the identical one: ``True`` whatever the earlier
   comparisons said.
 
-Everything else (subclasses, ``torch.Size``, a list against a tuple, non-constant items before the
-identical one, no identical item) defers to Dynamo unchanged.
+- **Identity** ``a is b`` / ``a is not b`` of two exact lists on 2.5-2.6, where Dynamo ran the
+  same ``list_cmp`` with ``operator.is_`` (True for any two lists of equal items): the same tracker
+  is the same object; a list the frame built (``ValueMutationNew``/``MutableLocal``) is no other
+  object; two lists from outside the frame with different trackers graph-break (which object each
+  is on a later call is not guarded; 2.7+ answer False there unguarded).
+
+Everything else (subclasses, ``torch.Size``, a list against a tuple, tuples under ``is``,
+non-constant items before the identical one, no identical item) defers to Dynamo unchanged.
 """
 
 from __future__ import annotations
@@ -100,7 +106,34 @@ def _list_compare(wrapped, instance, args, kwargs):
     tx, op, left, right = args
     if not _exact_sequences(left, right):
         return DEFER
+    if op is operator.is_ or op is operator.is_not:
+        return _list_identity(op, left, right)
     return _compare_without_identical_pairs(tx, op, left, right)
+
+
+def _made_in_frame(vt) -> bool:
+    """A list the frame built: ``ValueMutationNew`` (2.6) / a plain ``MutableLocal`` (2.5)."""
+    kind = getattr(vt, "mutation_type", None) or getattr(vt, "mutable_local", None)
+    return type(kind).__name__ in ("ValueMutationNew", "MutableLocal")
+
+
+def _list_identity(op, left, right):
+    """``a is b`` of two lists on 2.5-2.6, which ran ``list_cmp(operator.is_, ...)``: True for any two
+    lists of equal items. One tracker is one object; a list the frame built is no other object; two
+    lists passed in, of equal items, may or may not be one object on a later call (no guard says
+    which): a graph break there. Tuples defer (``tuple(t)``, ``t[:]`` may return ``t`` itself)."""
+    from torch._dynamo.variables.lists import ListVariable
+
+    from ..dynamo_api import graph_break
+
+    if type(left) is not ListVariable:
+        return DEFER
+    from torch._dynamo.variables import ConstantVariable
+
+    if left is right or _made_in_frame(left) or _made_in_frame(right):
+        return ConstantVariable.create((left is right) == (op is operator.is_))
+    graph_break("list identity", f"{left} is {right}",
+                "two lists from outside the frame: whether they are one object is not guarded")
 
 
 @fail_safe(NAME)
