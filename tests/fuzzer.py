@@ -1494,6 +1494,13 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
             settable = k not in kind.props and not (k in kind.module_keys and (k == "w" or v not in TENSOR_VALUES))
             code = [f"del {o}.{k}", f"{o}.{k} = {v}", f"out.append(list({o}.__dict__))"]
             errors = [] if known and settable else ["AttributeError", "TypeError"]
+            # a parameter/buffer deleted and set again is a plain instance attribute from then on
+            # (a later `__dict__.pop` removes it for good); if either step may fail, neither is sure
+            st.modp.discard(k)
+            if errors:
+                st.inst.discard(k)
+            else:
+                st.inst.add(k)
         else:  # pragma: no cover
             raise ValueError(t)
     code = [pad + line for line in code]
