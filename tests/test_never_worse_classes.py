@@ -604,14 +604,12 @@ def test_dataclasses_equal_eager(case, fullgraph):
         _set_n(1)
 
 
-@pytest.mark.xfail(TORCH < (2, 7), strict=True,
-                   reason="torch 2.5-2.6 natively: `a is b` of two distinct lists of equal constants is True")
 def test_asdict_copies_are_new_objects():
     """``asdict`` copies a list field into a new list (``type(obj)(generator)``). Measured without
-    tdcompat: ``[1, 2] is [1, 2]`` compiles to True on 2.5.1 and 2.6.0 (False from 2.7.1), so
-    where ``dataclasses-inline`` (2.5) and ``deepcopy-constant`` (2.6) make ``asdict`` compile,
-    ``asdict(k)['c'] is k.c`` is True there. Not narrowed: the wrong answer is Dynamo's ``is``,
-    reached as well by ``list(a) is a`` with no patch involved (a patch of its own, if any)."""
+    tdcompat: ``[1, 2] is [1, 2]`` compiles to True on 2.5.1 and 2.6.0 (False from 2.7.1): Dynamo ran
+    ``list_cmp(operator.is_)``. So where ``dataclasses-inline`` (2.5) and ``deepcopy-constant`` (2.6)
+    make ``asdict`` compile, ``asdict(k)['c'] is k.c`` was True there; ``sequence-compare-identity``
+    answers list identity by tracker on 2.5-2.6 (the copy is a list built in the frame)."""
     def fn(x):
         k = Kid(_N)
         return x + 1, dataclasses.asdict(k)["c"] is k.c
