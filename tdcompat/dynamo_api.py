@@ -579,6 +579,13 @@ def made_in_frame(obj) -> bool:
     return any(k.__name__ == "AttributeMutationNew" for k in type(kind).__mro__)
 
 
+def list_made_in_frame(vt) -> bool:
+    """A list (or other value tracker) the frame built: ``ValueMutationNew`` (2.6 on) / a plain
+    ``MutableLocal`` (2.5); a tracked input has ``ValueMutationExisting``/``MutableSideEffects``."""
+    kind = getattr(vt, "mutation_type", None) or getattr(vt, "mutable_local", None)
+    return type(kind).__name__ in ("ValueMutationNew", "MutableLocal")
+
+
 def made_object_class_source(tx, cls):
     """A guarded source for a sourceless class tracker of ``cls``, or None.
 

@@ -111,26 +111,19 @@ def _list_compare(wrapped, instance, args, kwargs):
     return _compare_without_identical_pairs(tx, op, left, right)
 
 
-def _made_in_frame(vt) -> bool:
-    """A list the frame built: ``ValueMutationNew`` (2.6) / a plain ``MutableLocal`` (2.5)."""
-    kind = getattr(vt, "mutation_type", None) or getattr(vt, "mutable_local", None)
-    return type(kind).__name__ in ("ValueMutationNew", "MutableLocal")
-
-
 def _list_identity(op, left, right):
     """``a is b`` of two lists on 2.5-2.6, which ran ``list_cmp(operator.is_, ...)``: True for any two
     lists of equal items. One tracker is one object; a list the frame built is no other object; two
     lists passed in, of equal items, may or may not be one object on a later call (no guard says
     which): a graph break there. Tuples defer (``tuple(t)``, ``t[:]`` may return ``t`` itself)."""
+    from torch._dynamo.variables import ConstantVariable
     from torch._dynamo.variables.lists import ListVariable
 
-    from ..dynamo_api import graph_break
+    from ..dynamo_api import graph_break, list_made_in_frame
 
     if type(left) is not ListVariable:
         return DEFER
-    from torch._dynamo.variables import ConstantVariable
-
-    if left is right or _made_in_frame(left) or _made_in_frame(right):
+    if left is right or list_made_in_frame(left) or list_made_in_frame(right):
         return ConstantVariable.create((left is right) == (op is operator.is_))
     graph_break("list identity", f"{left} is {right}",
                 "two lists from outside the frame: whether they are one object is not guarded")
@@ -141,12 +134,12 @@ def _call_method(wrapped, instance, args, kwargs):
     """``BaseListVariable.call_method(tx, name, args, kwargs)``: comparisons (2.7-2.12) and
     ``__contains__`` of an exact list or tuple (the gate below sends only those here)."""
     from torch._dynamo.variables import ConstantVariable
-    from torch._dynamo.variables.lists import BaseListVariable
+    from torch._dynamo.variables.lists import BaseListVariable, ListVariable, TupleVariable
 
     if len(args) != 4:
         return DEFER
     tx, name, call_args, call_kwargs = args
-    if call_kwargs or len(call_args) != 1 or not _exact_sequences(instance, instance):
+    if call_kwargs or len(call_args) != 1 or type(instance) not in (ListVariable, TupleVariable):
         return DEFER
     if name == "__contains__":
         return ConstantVariable.create(True) if _contains_itself(instance, call_args[0]) else DEFER
