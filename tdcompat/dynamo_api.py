@@ -618,6 +618,18 @@ def guard_class_source(source) -> None:
     install_guard(source.make_guard(GuardBuilder.ID_MATCH))
 
 
+def guard_hasattr(base, name: str) -> None:
+    """Guard ``hasattr(<base>, name)`` to stay what it is: ``HASATTR`` on ``AttrSource(base, name)``
+    up to 2.11, on ``base`` with ``attr=name`` from 2.12."""
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+
+    if "attr" in inspect.signature(GuardBuilder.HASATTR).parameters:
+        install_guard(base.make_guard(functools.partial(GuardBuilder.HASATTR, attr=name)))
+    else:
+        install_guard(AttrSource(base, name).make_guard(GuardBuilder.HASATTR))
+
+
 def inside_try(tx) -> bool:
     """Is the instruction being traced inside a ``try`` (or ``with``), in this frame or one
     it is inlined into? 3.11+ marks it with an exception-table entry, older Pythons keep a

@@ -68,9 +68,15 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
             outer = state.effects
             state.effects = False
 
+            raised = []
+
             def original(*a, **k):
                 state.effects = True
-                return wrapped(*a, **k)
+                try:
+                    return wrapped(*a, **k)
+                except BaseException as error:
+                    raised.append(error)
+                    raise
 
             try:
                 result = handler(original, instance, args, kwargs)
@@ -79,7 +85,9 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
                 state.effects = outer
                 from .dynamo_api import is_dynamo_control_flow
 
-                if is_dynamo_control_flow(error):
+                if is_dynamo_control_flow(error) or any(error is seen for seen in raised):
+                    # Dynamo's own signal, or what Dynamo's method itself raised (a
+                    # NotImplementedError that says "not a constant"): as without the patch
                     raise
                 _report(patch_name, handler, error, had_effects)
                 if had_effects:

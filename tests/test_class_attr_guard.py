@@ -199,13 +199,12 @@ def missing_in_try(cls, x):
         return x - 1
 
 
-@pytest.mark.xfail(not NEEDED, strict=True, reason="2.12+ natively raise the AttributeError with no guard on the "
-                   "name staying missing (user_defined.py, 'Step 7'); open upstream, not patched yet")
 @pytest.mark.parametrize("cls", [Plain, WithPlainMeta], ids=["plain", "metaclass"])
 def test_missing_class_attribute_is_guarded(cls):
     """``cls.maybe`` missing on the first call, present on the second: eager takes the
     ``except`` branch, then adds. Dynamo answered None (2.5; 2.8-2.11 under a metaclass) or
-    raised without a guard (2.8-2.11), reusing the first answer."""
+    raised without a guard (2.8-2.15), reusing the first answer: class-attr-guard before 2.12,
+    getattr-missing-guard's class handler from 2.12 (user_defined.py, 'Step 7', open upstream)."""
 
     def run():
         torch._dynamo.reset()

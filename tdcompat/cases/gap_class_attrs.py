@@ -118,3 +118,102 @@ CASES = CASES + (
          doc="`'v' in K.__dict__` after K gains its own `v` between calls (2.5-2.6: wrong with and without "
              "tdcompat, no guard to use there)"),
 )
+
+
+# -- a class attribute that comes and goes, read in a try (getattr-missing-guard; seed-0 program 444) --
+class _Flagged:
+    """Module-level: the inputs give it ``u``; the second call's inputs take it away."""
+
+
+class _FlaggedObj(_Flagged):
+    pass
+
+
+def _flagged():
+    _Flagged.u = "odd"
+    return _FlaggedObj(), torch.randn(3)
+
+
+def _unflagged():
+    if "u" in vars(_Flagged):
+        del _Flagged.u
+    return _FlaggedObj(), torch.randn(3)
+
+
+def _drop_u(args):
+    if "u" in vars(_Flagged):
+        del _Flagged.u
+
+
+def _add_u(args):
+    _Flagged.u = "odd"
+
+
+def class_attr_in_try(o, x):
+    out = [x + 1]
+    try:
+        out.append(type(o).u)  # only passed on: Dynamo 2.12+ reads it again after the graph
+    except AttributeError:
+        out.append("AttributeError")
+    return out
+
+
+#: Measured: 2.12.1-2.15.0 raise it out of compiled code (the re-read after the graph).
+_CLASS_ESCAPED = r"^AttributeError: type object '_FlaggedObj' has no attribute 'u'"
+
+CASES = CASES + (
+    Case("class_attr_passed_on_in_try", ("getattr-missing-guard", "class-attr-guard"), class_attr_in_try, _flagged,
+         vary=_drop_u,
+         unpatched=(Expect("<2.12", WRONG_RESULT), Expect(">=2.12", GRAPH_BREAK, detail=_CLASS_ESCAPED)),
+         doc="`try: out.append(type(o).u)` compiled while the class has u, called after it lost it"),
+    Case("class_attr_missing_in_try", ("getattr-missing-guard", "class-attr-guard"), class_attr_in_try,
+         _unflagged, vary=_add_u, unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="the same compiled while the class has no u, called after it gained it: the except branch reused"),
+)
+
+
+# -- a class attribute stored in the frame, then hasattr / the class dict (class-stored-attrs) -------
+class _Stored:
+    v = 0
+
+
+class _StoredSub(_Stored):
+    pass
+
+
+def _stored():
+    for cls, keys in ((_Stored, ("w", "z")), (_StoredSub, ("w", "z", "v"))):
+        for key in keys:
+            if key in vars(cls):
+                delattr(cls, key)
+    return torch.randn(3), _Stored, _StoredSub
+
+
+def store_then_hasattr(x, base, sub):
+    base.w = "stored"
+    return x + 1, hasattr(sub, "w"), hasattr(sub, "z"), hasattr(base, "w")
+
+
+def store_then_class_dict(x, base, sub):
+    sub.z = "new"
+    sub.v = 3
+    d = sub.__dict__
+    return x * sub.v, "z" in d, d.get("z", "D"), [k for k in d if k in ("v", "z")], d["v"]
+
+
+def store_then_class_dict_get(x, base, sub):
+    sub.z = "new"
+    return x + 1, "z" in sub.__dict__, sub.__dict__.get("z", "D"), "z" in base.__dict__
+
+
+CASES = CASES + (
+    Case("class_store_then_hasattr_subclass", ("class-stored-attrs",), store_then_hasattr, _stored,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`Base.w = v; hasattr(Sub, 'w')` in one frame (2.5-2.12: a class store is a graph break)"),
+    Case("class_store_then_class_dict", ("class-stored-attrs",), store_then_class_dict, _stored,
+         torch=">=2.13", unpatched=(Expect(">=2.13", GRAPH_BREAK, detail="Observed exception"),),
+         doc="`K.z = 'new'; K.v = 3` then `K.__dict__`: membership, get, key order, `d['v']` (KeyError traced)"),
+    Case("class_store_then_class_dict_get", ("class-stored-attrs",), store_then_class_dict_get, _stored,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`K.z = 'new'` then `'z' in K.__dict__`, `K.__dict__.get('z')`: False and the default traced"),
+)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import torch
@@ -279,6 +280,27 @@ CASES = CASES + (
     Case("sequence_tensor_item_identity", SEQUENCE_IDENTITY, sequence_tensor_item, _pair,
          unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="`(x, 1) == (x, 2)` of one tensor x: a data-dependent graph break traced (2.5-2.12)"),
+)
+
+
+def _use(a, b=None):
+    return a
+
+
+def sequence_partial_contains(x, o):
+    """A ``functools.partial`` made in the frame, looked for in sequences that hold it."""
+    h = functools.partial(_use, o.a)
+    return x * h(), h in (1, "s", h), h in [o.a, h], h not in [h]
+
+
+CASES = CASES + (
+    Case("sequence_partial_contains_identity", ("sequence-contains-identity",), sequence_partial_contains, _pair,
+         unpatched=(Expect(">=2.13", WRONG_RESULT),), torch=">=2.13",
+         doc="`h in (1, 's', h)` of a functools.partial made in the frame: True in eager, False traced (2.13+)"),
+    Case("sequence_partial_contains_compare", SEQUENCE_IDENTITY, sequence_partial_contains, _pair,
+         unpatched=(Expect(">=2.7,<2.13", WRONG_RESULT),), torch=">=2.7,<2.13",
+         doc="the same before 2.13, answered by sequence-compare-identity's containment rule (2.5-2.6: a graph "
+             "break with tdcompat, `in` compares through `operator.eq` there)"),
 )
 
 

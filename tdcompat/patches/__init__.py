@@ -43,6 +43,8 @@ _PATCH_MODULES = (
     "class_attr_guard",
     "class_hasattr",
     "class_dict_guard",
+    "class_stored_attrs",
+    "sequence_contains_identity",
     "module_deleted_attr",
     "class_setattr",
     "dunder_dict_views",

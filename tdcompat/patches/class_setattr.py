@@ -39,7 +39,7 @@ stands (a graph break).
 
 from __future__ import annotations
 
-from ..dynamo_api import MISSING, const_str, static_lookup
+from ..dynamo_api import MISSING, const_str, guard_hasattr, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -117,25 +117,10 @@ def _call_setattr(wrapped, instance, args, kwargs):
     if meta is not type:
         meta_source = TypeSource(obj.source)
         install_guard(AttrSource(meta_source, "__setattr__").make_guard(GuardBuilder.ID_MATCH))
-        _guard_hasattr(meta_source, name)
+        guard_hasattr(meta_source, name)
     from torch._dynamo.variables import ConstantVariable
 
     return ConstantVariable.create(None)
-
-
-def _guard_hasattr(base, name: str) -> None:
-    """Guard ``hasattr(<base>, name)`` to stay what it is: ``HASATTR`` on ``AttrSource(base, name)``
-    up to 2.11, on ``base`` with ``attr=name`` from 2.12."""
-    import functools
-    import inspect
-
-    from torch._dynamo.guards import GuardBuilder, install_guard
-    from torch._dynamo.source import AttrSource
-
-    if "attr" in inspect.signature(GuardBuilder.HASATTR).parameters:
-        install_guard(base.make_guard(functools.partial(GuardBuilder.HASATTR, attr=name)))
-    else:
-        install_guard(AttrSource(base, name).make_guard(GuardBuilder.HASATTR))
 
 
 PATCH = Patch(

@@ -12,9 +12,15 @@ and ``getattr(o, "b")`` in a ``try`` are silently wrong (measured on 2.5.1, 2.6.
 
 The fix adds the missing guard where the exception leaves ``var_getattr``: the
 key is not in the input's ``__dict__`` (``DICT_NOT_CONTAINS``, true at trace
-time, so it can only cost a recompile). Class attributes are covered by the
+time, so it can only cost a recompile). Class attributes of an object are covered by the
 type guard Dynamo already has. Objects made in the frame and keys stored or
 deleted in the frame need no guard.
+
+The same two gaps on a class read directly (``try: type(o).u / except AttributeError``),
+2.12-2.15 (before 2.12 ``class-attr-guard`` answers these reads): the ``AttributeError`` of a
+class with a source is guarded as ``hasattr(cls, name)`` False (``HASATTR``) where no code can
+run in that guard (standard metaclass, the name nowhere on either MRO), and a lazy class
+attribute read inside a ``try`` is realized (fuzzer seed-0 program 444 on 2.13.0 and 2.15.0).
 """
 
 from __future__ import annotations
@@ -37,6 +43,17 @@ def _lazy_in_try(wrapped, instance, args, kwargs):
     The gate sends only lazy results read inside a ``try`` here."""
     result = wrapped(*args, **kwargs)
     return realize(result)
+
+
+def _observed_attribute_error(error: BaseException) -> bool:
+    """Is ``error`` Dynamo's ``ObservedAttributeError``? Anything else (``NotImplementedError``,
+    which ``BuiltinVariable.call_getattr`` turns into a ``GetAttrVariable``; a graph break)
+    passes the gates untouched: the handlers' fail-safe would report it as their own failure."""
+    try:
+        from torch._dynamo.exc import ObservedAttributeError
+    except ImportError:  # pragma: no cover - the patch requires it
+        return False
+    return isinstance(error, ObservedAttributeError)
 
 
 @fail_safe(NAME)
@@ -71,13 +88,66 @@ def _var_getattr_gate(original, handle):
     def var_getattr(self, tx, name):
         try:
             result = original(self, tx, name)
-        except Exception as error:  # noqa: BLE001 - the handler says what it is
+        except Exception as error:
+            if not _observed_attribute_error(error):
+                raise
             return _var_getattr(replay_error(error), self, (tx, name), {})
         if type(result).__module__ != LAZY_MODULE:
             return result
         if inside_try(tx):
             return _lazy_in_try(replay(result), self, (tx, name), {})
         return result
+
+    return var_getattr
+
+
+_TYPE_GETATTRIBUTE = type.__dict__["__getattribute__"]
+
+
+@fail_safe(NAME)
+def _class_getattr(wrapped, instance, args, kwargs):
+    """``UserDefinedClassVariable.var_getattr(tx, name)`` (``tp_getattro_impl`` from 2.14) that
+    raised in the trace: an ``AttributeError`` of a class with a source, where neither the class's
+    MRO nor its metaclass's holds the name (read statically), whose metaclass looks
+    attributes up the standard way (``type``'s ``__getattribute__``, no ``__getattr__``: read
+    statically, so the guard runs no user code), is guarded as ``hasattr(cls, name)`` False. True at
+    trace time, so it can only cost a recompile; a class that gains the name between calls then
+    reads it (2.12-2.15 reused the ``except AttributeError`` branch: fuzzer seed-0 program 444)."""
+    try:
+        return wrapped(*args, **kwargs)
+    except Exception as error:
+        from torch._dynamo.exc import ObservedAttributeError
+
+        from ..dynamo_api import MISSING, guard_hasattr, static_lookup
+
+        tx, name = args
+        cls = getattr(instance, "value", None)
+        if (isinstance(error, ObservedAttributeError) and instance.source is not None and isinstance(cls, type)
+                and isinstance(name, str) and static_lookup(cls, name) is MISSING
+                and static_lookup(type(cls), name) is MISSING
+                and static_lookup(type(cls), "__getattribute__") is _TYPE_GETATTRIBUTE
+                and static_lookup(type(cls), "__getattr__") is MISSING):
+            guard_hasattr(instance.source, name)
+        raise
+
+
+@gate(_class_getattr)
+def _class_getattr_gate(original, handle):
+    """``UserDefinedClassVariable.var_getattr`` (``tp_getattro_impl`` from 2.14). An exception
+    goes to :func:`_class_getattr`. A class attribute read inside a ``try`` and only passed on is
+    the same lazy, unguarded re-read as an object's (``try: out.append(type(o).u)`` raises out of
+    compiled code once ``u`` is gone: 2.12-2.15), sent to :func:`_lazy_in_try`."""
+
+    def var_getattr(self, tx, name):
+        try:
+            result = original(self, tx, name)
+        except Exception as error:
+            if not _observed_attribute_error(error):
+                raise
+            return _class_getattr(replay_error(error), self, (tx, name), {})
+        if type(result).__module__ != LAZY_MODULE or not inside_try(tx):
+            return result
+        return _lazy_in_try(replay(result), self, (tx, name), {})
 
     return var_getattr
 
@@ -96,6 +166,11 @@ PATCH = Patch(
                params=("tx", "name"), optional=True),
         Target("torch._dynamo.variables.user_defined", "UserDefinedObjectVariable", "generic_getattr",
                _var_getattr_gate, params=("tx", "name"), optional=True),
+        # the class attribute read: var_getattr up to 2.13, tp_getattro_impl from 2.14
+        Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "var_getattr",
+               _class_getattr_gate, params=("tx", "name"), optional=True),
+        Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "tp_getattro_impl",
+               _class_getattr_gate, params=("tx", "name"), optional=True),
     ),
     requires=(
         "torch._dynamo.exc:ObservedAttributeError",
@@ -111,9 +186,14 @@ PATCH = Patch(
          "re-read after the graph, outside the `try`, unguarded (silently wrong). `hasattr` and `getattr(o, k, "
          "default)` are guarded"),
         ("2.8-2.10", "the same missing guard (silently wrong)"),
-        ("2.11-2.12", "the same, and again the unguarded re-read of a read only passed on (silently wrong)"),
+        ("2.11",
+         "the same, and again the unguarded re-read of a read only passed on (silently wrong)"),
+        ("2.12",
+         "as on 2.11; from 2.12 (where `class-attr-guard` ends) the same two gaps on a class attribute read "
+         "directly: `try: type(o).u / except AttributeError` has no guard on `u` staying missing, and a class "
+         "attribute only passed on is re-read after the graph, outside the `try` (measured on 2.12.1)"),
         ("2.13+",
-         "both as on 2.11-2.12, the missing guard now in `generic_getattr` (added in 2.13, the only one from "
+         "all as on 2.12, the missing guard of objects now in `generic_getattr` (added in 2.13, the only one from "
          "2.14); measured on 2.13.0 and 2.15.0. Open upstream"),
     ),
 )

@@ -25,10 +25,11 @@ What the handlers accept, and why it is sound:
   answer reads only trackers Dynamo already guards.
 - **Containment** ``v in seq`` of an exact list or tuple where ``v`` is an exact
   ``ConstantVariable`` of a scalar (``int``, ``float``, ``complex``, ``str``, ``bytes``,
-  ``bool``, ``None``) and an item is the same tracker as ``v``, and every item before it is such
-  a scalar constant too. CPython compares those earlier items with ``==`` (pure for these types,
-  no side effect, no exception) and then finds the identical one: ``True`` whatever the earlier
-  comparisons said.
+  ``bool``, ``None``) or of a type that compares by identity (``object.__eq__``, read
+  statically: a ``functools.partial``, a plain object), an item is the same tracker as ``v``,
+  and every item before it is a scalar constant (or a symbolic number). CPython compares those
+  earlier items with ``==`` (pure for these types, no side effect, no exception) and then finds
+  the identical one: ``True`` whatever the earlier comparisons said.
 
 - **Identity** ``a is b`` / ``a is not b`` of two exact lists on 2.5-2.6, where Dynamo ran the
   same ``list_cmp`` with ``operator.is_`` (True for any two lists of equal items): the same tracker
@@ -78,14 +79,31 @@ def _compare_without_identical_pairs(tx, op, left, right):
         tx, [BuiltinVariable(op), kept_left, kept_right], {})
 
 
-def _contains_itself(seq, search):
-    """True when CPython's ``search in seq`` meets ``search`` itself after only pure comparisons."""
+_OBJECT_EQ = vars(object)["__eq__"]
+
+
+def _identity_eq(vt) -> bool:
+    """``vt``'s type compares by identity (``object.__eq__``, read statically): comparing it with
+    a scalar runs nothing and is False, as CPython's reflected ``object.__eq__`` is."""
+    from ..dynamo_api import static_lookup
+
+    try:
+        cls = vt.python_type()
+    except Exception:  # noqa: BLE001 - a tracker that cannot say: not accepted
+        return False
+    return isinstance(cls, type) and static_lookup(cls, "__eq__") is _OBJECT_EQ
+
+
+def contains_itself(seq, search) -> bool:
+    """True when CPython's ``search in seq`` meets ``search`` itself after only pure comparisons:
+    ``search`` a scalar constant, or of a type that compares by identity (a ``functools.partial``,
+    a plain object), and every item before it a scalar constant or a symbolic number."""
     from torch._dynamo.variables import ConstantVariable, SymNodeVariable
 
     def scalar(vt):
         return type(vt) is ConstantVariable and type(vt.value) in _SCALARS
 
-    if not scalar(search):
+    if not scalar(search) and not _identity_eq(search):
         return False
     for item in seq.items:
         if item is search:
@@ -142,7 +160,7 @@ def _call_method(wrapped, instance, args, kwargs):
     if call_kwargs or len(call_args) != 1 or type(instance) not in (ListVariable, TupleVariable):
         return DEFER
     if name == "__contains__":
-        return ConstantVariable.create(True) if _contains_itself(instance, call_args[0]) else DEFER
+        return ConstantVariable.create(True) if contains_itself(instance, call_args[0]) else DEFER
     if hasattr(BaseListVariable, "list_compare") or not _exact_sequences(instance, call_args[0]):
         return DEFER  # 2.5-2.6 compare in list_compare (the other target)
     return _compare_without_identical_pairs(tx, _CMP[name], instance, call_args[0])
