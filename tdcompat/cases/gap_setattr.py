@@ -524,6 +524,43 @@ CASES = CASES + (
 )
 
 
+# -- a class attribute that appears between calls, read through an object (getattr-missing-guard) --
+class _Growing:
+    """Module-level: the second call's vary gives the class ``u`` (the inputs take it away)."""
+
+
+class _GrowingSub(_Growing):
+    pass
+
+
+def _growing():
+    if "u" in vars(_Growing):
+        del _Growing.u
+    return _GrowingSub(), _GrowingSub, torch.randn(3)
+
+
+def _class_gains_u(args):
+    _Growing.u = 6
+
+
+def read_class_attr_through_object(o, cls, x):
+    """``o.u`` of an input and ``getattr``/``hasattr`` of an object made in the frame."""
+    try:
+        got = o.u
+    except AttributeError:
+        got = "AttributeError"
+    made = cls()
+    return x + 1, got, getattr(made, "u", "D"), hasattr(made, "u")
+
+
+CASES = CASES + (
+    Case("getattr_class_attr_appears", ("getattr-missing-guard",), read_class_attr_through_object, _growing,
+         vary=_class_gains_u, unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`try: o.u` of an input and `getattr(K(), 'u', d)` while a base class has no `u`, called again "
+             "after it gained one: the except branch and the default reused (fuzzer 2.7.1 seed 1641029811)"),
+)
+
+
 # -- an attribute read in a try and only passed on (getattr-missing-guard; fuzzer seed 1002356) ----
 def _plain_with_b():
     o = Plain()

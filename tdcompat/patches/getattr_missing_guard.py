@@ -12,9 +12,14 @@ and ``getattr(o, "b")`` in a ``try`` are silently wrong (measured on 2.5.1, 2.6.
 
 The fix adds the missing guard where the exception leaves ``var_getattr``: the
 key is not in the input's ``__dict__`` (``DICT_NOT_CONTAINS``, true at trace
-time, so it can only cost a recompile). Class attributes of an object are covered by the
-type guard Dynamo already has. Objects made in the frame and keys stored or
-deleted in the frame need no guard.
+time, so it can only cost a recompile), and no class of its MRO has it
+(``hasattr(type(o), name)`` False: the type guard Dynamo has names the class, not what it
+holds; a class that gains ``name`` between calls reused the ``except`` branch on every release,
+fuzzer 2.7.1 seed 1641029811). For an object made in the frame only the class guard applies,
+on the class it was made from (``getattr(K(), "u", d)`` and ``hasattr`` reused the default).
+The class guard only where nothing runs in it (a metaclass with ``type``'s lookup and no
+``__getattr__``, the name on neither MRO) and no class of the MRO was stored on in the frame.
+Keys stored or deleted in the frame need no guard.
 
 The same two gaps on a class read directly (``try: type(o).u / except AttributeError``),
 2.12-2.15 (before 2.12 ``class-attr-guard`` answers these reads): the ``AttributeError`` of a
@@ -30,6 +35,8 @@ from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate, replay, replay_error
 
 NAME = "getattr-missing-guard"
+
+_TYPE_GETATTRIBUTE = type.__dict__["__getattribute__"]
 
 
 @fail_safe(NAME)
@@ -59,7 +66,7 @@ def _observed_attribute_error(error: BaseException) -> bool:
 @fail_safe(NAME)
 def _var_getattr(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.var_getattr(tx, name)`` / ``generic_getattr(tx, name)``."""
-    if instance.source is None or len(args) != 2 or kwargs:
+    if len(args) != 2 or kwargs:
         return DEFER
     from torch._dynamo.exc import ObservedAttributeError
 
@@ -67,15 +74,61 @@ def _var_getattr(wrapped, instance, args, kwargs):
     try:
         return wrapped(tx, name)
     except ObservedAttributeError:
-        real = getattr(instance.value, "__dict__", None)
-        if (isinstance(name, str) and isinstance(real, dict) and name not in real
-                and not tx.output.side_effects.has_pending_mutation_of_attr(instance, name)):
-            from torch._dynamo.source import AttrSource
-
-            from ..dynamo_api import guard_dict_contains
-
-            guard_dict_contains(AttrSource(instance.source, "__dict__"), name, False)
+        if isinstance(name, str):
+            _guard_missing(tx, instance, name)
         raise
+
+
+def _guard_missing(tx, instance, name: str) -> None:
+    """Guard what made ``obj.name`` raise: the key is missing from an input's ``__dict__``, and
+    no class of ``type(obj)``'s MRO has it (``hasattr(cls, name)`` False, on the class's source:
+    ``type(obj)`` of an input, or the class an object made in the frame was made from). The
+    class guard only where nothing can run in it and its answer is the MRO's: a metaclass with
+    ``type``'s ``__getattribute__``, no ``__getattr__`` and nothing of that name, a class MRO
+    without the name, no store of it on a class in this frame."""
+    from ..dynamo_api import (
+        MISSING,
+        guard_class_source,
+        guard_dict_contains,
+        guard_hasattr,
+        made_object_class_source,
+        static_lookup,
+    )
+
+    side_effects = tx.output.side_effects
+    value = instance.value
+    if instance.source is not None:
+        from torch._dynamo.source import AttrSource, TypeSource
+
+        real = getattr(value, "__dict__", None)
+        if (isinstance(real, dict) and name not in real
+                and not side_effects.has_pending_mutation_of_attr(instance, name)):
+            guard_dict_contains(AttrSource(instance.source, "__dict__"), name, False)
+        class_source = TypeSource(instance.source)  # Dynamo's TYPE_MATCH on the object names the class
+    else:
+        class_source = None
+    cls = type(value)
+    meta = type(cls)
+    if (static_lookup(cls, name) is not MISSING or static_lookup(meta, name) is not MISSING
+            or static_lookup(meta, "__getattribute__") is not _TYPE_GETATTRIBUTE
+            or static_lookup(meta, "__getattr__") is not MISSING):
+        return
+    table = getattr(side_effects, "id_to_variable", None) or {}
+    for klass in cls.__mro__:
+        tracked = table.get(id(klass))
+        if tracked is not None and side_effects.is_attribute_mutation(tracked) and \
+                side_effects.has_pending_mutation_of_attr(tracked, name):
+            return  # the frame stored it on a class: Dynamo's side effects answer
+    if class_source is None:
+        tracked = table.get(id(cls))
+        if tracked is not None and getattr(tracked, "value", None) is cls and tracked.source is not None:
+            class_source = tracked.source  # the class tracker itself (classes tracked from 2.13)
+        else:
+            class_source = made_object_class_source(tx, cls)
+            if class_source is None:
+                return
+            guard_class_source(class_source)
+    guard_hasattr(class_source, name)
 
 
 @gate(_var_getattr)
@@ -99,9 +152,6 @@ def _var_getattr_gate(original, handle):
         return result
 
     return var_getattr
-
-
-_TYPE_GETATTRIBUTE = type.__dict__["__getattribute__"]
 
 
 @fail_safe(NAME)
