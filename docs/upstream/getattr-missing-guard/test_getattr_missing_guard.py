@@ -113,6 +113,41 @@ class GetattrMissingGuardTests(torch._dynamo.test_case.TestCase):
         self._check(fn, Obj, order=(False, False), frames=1)
 
 
+class Base:
+    pass
+
+
+class Sub(Base):
+    pass
+
+
+def read_class_attr(o, cls, x):
+    try:
+        got = o.b * x
+    except AttributeError:
+        got = x - 1
+    made = cls()
+    return got, getattr(made, "b", "default"), hasattr(made, "b")
+
+
+class ClassAttributeMissingGuardTests(torch._dynamo.test_case.TestCase):
+    def test_base_class_gains_the_attribute(self):
+        """The first call's objects find `b` nowhere; before the second, a base class gains it: an
+        input's read and an object made in the frame must see it (the type guard alone did not)."""
+        cnt = CompileCounter()
+        compiled = torch.compile(read_class_attr, backend=cnt, fullgraph=True)
+        try:
+            for gains in (False, True):
+                if gains:
+                    Base.b = 3.0
+                x = torch.randn(3)
+                self.assertEqual(compiled(Sub(), Sub, x), read_class_attr(Sub(), Sub, x))
+        finally:
+            if "b" in vars(Base):
+                del Base.b
+        self.assertEqual(cnt.frame_count, 2)
+
+
 if __name__ == "__main__":
     from torch._dynamo.test_case import run_tests
 
