@@ -71,11 +71,13 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
             raised = []
 
             def original(*a, **k):
+                clean = not state.effects  # nothing changed by the handler before this call
                 state.effects = True
                 try:
                     return wrapped(*a, **k)
                 except BaseException as error:
-                    raised.append(error)
+                    if clean:
+                        raised.append(error)
                     raise
 
             try:
@@ -86,8 +88,9 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
                 from .dynamo_api import is_dynamo_control_flow
 
                 if is_dynamo_control_flow(error) or any(error is seen for seen in raised):
-                    # Dynamo's own signal, or what Dynamo's method itself raised (a
-                    # NotImplementedError that says "not a constant"): as without the patch
+                    # Dynamo's own signal, or what Dynamo's method itself raised before the
+                    # handler changed anything (a NotImplementedError that says "not a
+                    # constant"): as without the patch. After effects_begin() it still breaks.
                     raise
                 _report(patch_name, handler, error, had_effects)
                 if had_effects:
