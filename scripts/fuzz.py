@@ -36,6 +36,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 
+def ledger_table(path: str) -> str:
+    """Per release: programs run from fresh seeds (seed 0 is CI's fixed set), how many seeds, and the
+    introduced / native / regressed divergences those runs found (each run at the commit it names)."""
+    with open(path) as fh:
+        releases = json.load(fh)["releases"]
+    rows = ["| torch | programs (fresh seeds) | seeds | introduced / native / regressed found | newest run |",
+            "|---|---|---|---|---|"]
+    key = lambda v: tuple(int(p) for p in v.split(".")[:3])  # noqa: E731
+    for release in sorted(releases, key=key):
+        runs = [r for r in releases[release] if r.get("seed") != 0]
+        counts = [sum(r["counts"].get(c, 0) for r in runs) for c in ("introduced", "native", "regressed")]
+        newest = max(runs, key=lambda r: r["date"]) if runs else None
+        rows.append(f"| {release} | {sum(r['programs'] for r in runs):,} | {len({r['seed'] for r in runs})} | "
+                    f"{' / '.join(str(c) for c in counts)} | "
+                    + (f"{newest['date'][:10]}, {newest['commit'][:7]}, {newest['programs']:,} programs |"
+                       if newest else "- |"))
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", default="0",
@@ -58,9 +77,14 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--record-known", action="store_true",
                         help="write this run's divergences (seed 0) into tests/fuzz_known.json for this torch minor")
+    parser.add_argument("--ledger-table", metavar="LEDGER",
+                        help="print a Markdown table of a ledger's fresh-seed volume per release and exit")
     parser.add_argument("--slice", help=argparse.SUPPRESS)  # "offset:stride", set for a worker
     parser.add_argument("--progress", help=argparse.SUPPRESS)  # the file a worker notes its current program in
     args = parser.parse_args(argv)
+    if args.ledger_table:
+        print(ledger_table(args.ledger_table))
+        return 0
 
     seed = secrets.randbelow(2 ** 31) if args.seed == "random" else int(args.seed)
     print(f"tdcompat fuzz seed {seed}", flush=True)

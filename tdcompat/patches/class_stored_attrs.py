@@ -14,11 +14,13 @@ Found by the differential fuzzer's class family (seed-0 programs 131, 234, 319, 
 and 2.15.0). What the handlers accept, and why it is CPython's answer:
 
 * ``hasattr(cls, name)``: True when a class on ``cls.__mro__`` holds a pending store of ``name``
-  that is not a deletion, and the metaclass looks attributes up the standard way (``type``'s
-  ``__getattribute__``, no ``__getattr__``, read statically) and defines nothing of that name (a
-  data descriptor there would win). ``type.__getattribute__`` then finds the entry in the class
-  dict, whatever the rest of the MRO holds, so no guard is needed. Anything else: Dynamo's answer.
-* ``cls.__dict__`` of a class the frame has stored on: Dynamo's proxy of the real dict (guarded
+  that is not a deletion, and the metaclass looks attributes up and stores them the standard way
+  (``type``'s ``__getattribute__`` and ``__setattr__``, no ``__getattr__``, read statically) and
+  defines nothing of that name (a data descriptor there would win). ``type.__getattribute__``
+  then finds the entry in the class dict, whatever the rest of the MRO holds, so no guard is
+  needed. Anything else: Dynamo's answer.
+* ``cls.__dict__`` of a class the frame has stored on, under such a metaclass: Dynamo's proxy
+  of the real dict (guarded
   on its keys, as before) with the pending stores applied as CPython's dict does: a stored key
   keeps its place and takes the new value, a new key goes last in first-store order, a deleted key
   goes away. Without pending stores: Dynamo's proxy, untouched.
@@ -39,6 +41,7 @@ from ..wrappers import DEFER, fail_safe, gate
 NAME = "class-stored-attrs"
 
 _TYPE_GETATTRIBUTE = type.__dict__["__getattribute__"]
+_TYPE_SETATTR = type.__dict__["__setattr__"]
 
 
 def _pending(side_effects, cls: type, name: str):
@@ -49,11 +52,16 @@ def _pending(side_effects, cls: type, name: str):
     return pending_stores(side_effects, vt).get(name, MISSING)
 
 
-def _standard_meta(cls: type, name: str) -> bool:
+def _standard_meta(cls: type, name) -> bool:
+    """``type``'s attribute protocol on ``cls``'s metaclass (read statically): its lookup, its
+    ``__setattr__`` (a metaclass ``__setattr__`` writes what the pending stores do not show, and
+    Dynamo 2.13 replays such stores wrongly: fuzzer 2.13.0 seed 2111980313932197), no
+    ``__getattr__``, nothing named ``name``."""
     meta = type(cls)
     return (static_lookup(meta, "__getattribute__") is _TYPE_GETATTRIBUTE
+            and static_lookup(meta, "__setattr__") is _TYPE_SETATTR
             and static_lookup(meta, "__getattr__") is MISSING
-            and static_lookup(meta, name) is MISSING)
+            and (name is None or static_lookup(meta, name) is MISSING))
 
 
 def _is_deleted(vt) -> bool:
@@ -90,7 +98,7 @@ def _resolve_meta_data_descriptor(wrapped, instance, args, kwargs):
         return DEFER
     tx = args[0]
     cls = getattr(instance, "value", None)
-    if not isinstance(cls, type):
+    if not isinstance(cls, type) or not _standard_meta(cls, None):
         return DEFER
     side_effects = tx.output.side_effects
     vt = side_effects.id_to_variable.get(id(cls))
