@@ -79,6 +79,18 @@ def _var_getattr(wrapped, instance, args, kwargs):
         raise
 
 
+def _absent_from_class(cls: type, name: str) -> bool:
+    """``hasattr(cls, name)`` is False and a guard on it runs no user code: the name is on neither
+    ``cls``'s MRO nor its metaclass's, and the metaclass looks attributes up as ``type`` does (its
+    ``__getattribute__``, no ``__getattr__``), all read statically."""
+    from ..dynamo_api import MISSING, static_lookup
+
+    meta = type(cls)
+    return (static_lookup(cls, name) is MISSING and static_lookup(meta, name) is MISSING
+            and static_lookup(meta, "__getattribute__") is _TYPE_GETATTRIBUTE
+            and static_lookup(meta, "__getattr__") is MISSING)
+
+
 def _guard_missing(tx, instance, name: str) -> None:
     """Guard what made ``obj.name`` raise: the key is missing from an input's ``__dict__``, and
     no class of ``type(obj)``'s MRO has it (``hasattr(cls, name)`` False, on the class's source:
@@ -87,12 +99,10 @@ def _guard_missing(tx, instance, name: str) -> None:
     ``type``'s ``__getattribute__``, no ``__getattr__`` and nothing of that name, a class MRO
     without the name, no store of it on a class in this frame."""
     from ..dynamo_api import (
-        MISSING,
         guard_class_source,
         guard_dict_contains,
         guard_hasattr,
         made_object_class_source,
-        static_lookup,
     )
 
     side_effects = tx.output.side_effects
@@ -108,10 +118,7 @@ def _guard_missing(tx, instance, name: str) -> None:
     else:
         class_source = None
     cls = type(value)
-    meta = type(cls)
-    if (static_lookup(cls, name) is not MISSING or static_lookup(meta, name) is not MISSING
-            or static_lookup(meta, "__getattribute__") is not _TYPE_GETATTRIBUTE
-            or static_lookup(meta, "__getattr__") is not MISSING):
+    if not _absent_from_class(cls, name):
         return
     table = getattr(side_effects, "id_to_variable", None) or {}
     for klass in cls.__mro__:
@@ -168,15 +175,12 @@ def _class_getattr(wrapped, instance, args, kwargs):
     except Exception as error:
         from torch._dynamo.exc import ObservedAttributeError
 
-        from ..dynamo_api import MISSING, guard_hasattr, static_lookup
+        from ..dynamo_api import guard_hasattr
 
         tx, name = args
         cls = getattr(instance, "value", None)
         if (isinstance(error, ObservedAttributeError) and instance.source is not None and isinstance(cls, type)
-                and isinstance(name, str) and static_lookup(cls, name) is MISSING
-                and static_lookup(type(cls), name) is MISSING
-                and static_lookup(type(cls), "__getattribute__") is _TYPE_GETATTRIBUTE
-                and static_lookup(type(cls), "__getattr__") is MISSING):
+                and isinstance(name, str) and _absent_from_class(cls, name)):
             guard_hasattr(instance.source, name)
         raise
 
