@@ -228,7 +228,9 @@ def test_missing_class_attribute_is_guarded(cls):
     out = run()
     assert all(got == expected for expected, got in out), out
     if NEEDED:
-        with without_patch(NAME):
+        # getattr-missing-guard's class handler guards the same miss on every release: without
+        # both, Dynamo's own answer is wrong (2.5: None; 2.6-2.11: unguarded).
+        with without_patch(NAME), without_patch("getattr-missing-guard"):
             assert any(got != expected for expected, got in run())
 
 

@@ -341,3 +341,34 @@ CASES = CASES + (
          unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="`cls._device = None` in `__new__` where the class already holds None (TorchRL's Composite)"),
 )
+
+
+class EqOnly:
+    """Defines ``__eq__`` alone, so Python sets ``__hash__ = None``: ``hash()`` raises TypeError."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, EqOnly) and other.n == self.n
+
+
+def hash_unhashable_in_try(o, x):
+    try:
+        return x * (hash(o) == hash(o)), "hashed"
+    except TypeError as error:
+        return x + o.n, str(error)
+
+
+def _eq_only():
+    return EqOnly(2), torch.randn(3)
+
+
+CASES = CASES + (
+    # Found by the fuzzer as "regressed" on 2.8-2.11 for an unhashable module (unhashable-module lets
+    # Dynamo wrap it, then hash() broke); the plain-object form needs hash-constant-fold alone.
+    # 2.5-2.7 cannot raise TypeError inside the trace: a graph break with and without tdcompat.
+    Case("hash_unhashable_in_try", ("hash-constant-fold",), hash_unhashable_in_try, _eq_only, torch=">=2.8",
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="`try: hash(o) except TypeError` for an object whose class sets __hash__ = None (defines __eq__ only)"),
+)

@@ -837,3 +837,67 @@ CASES = CASES + (
          unpatched=(Expect(">=2.12", WRONG_RESULT),),
          doc="return o.__dict__.values() of an object made in the frame"),
 )
+
+
+# -- an input MutableMapping's __dict__ as one record (mapping-dunder-dict, 2.6-2.11) ---
+# Found by the differential fuzzer (issue 26): tdcompat's view made dict operations that compile
+# natively on Dynamo's copy graph-break; the copy itself misses stores made after it was read.
+class ShadowedMapping(StoreMapping):
+    """A MutableMapping whose instance dict also holds a key a property shadows."""
+
+    def __init__(self):
+        self._store = {"k": torch.full((3,), 2.0)}
+        self.a = torch.ones(3)
+        self.n = 2
+        self.__dict__["p"] = 3
+
+    @property
+    def p(self):
+        return 100
+
+
+def _shadowed_mapping():
+    return torch.randn(3), ShadowedMapping()
+
+
+def mapping_dict_read_then_store(x, m):
+    d = m.__dict__
+    m.z = x * 2
+    m.n = m.n + 1
+    return d["z"], m.n, list(d), sorted(d), len(m.__dict__)
+
+
+def mapping_dict_builtins(x, m):
+    v = m.__dict__.pop("a")
+    m.__dict__["a"] = v + x
+    return (list(m.__dict__), sorted(m.__dict__), set(m.__dict__), tuple(m.__dict__.values()),
+            dict(m.__dict__.items()), m.__dict__.copy())
+
+
+def mapping_dict_shadowed_pop(x, m):
+    p = m.__dict__.pop("p", 0)
+    return x * p, m.p, "p" in m.__dict__, list(m.__dict__)
+
+
+def mapping_dict_deleted_read(x, m):
+    del m.__dict__["a"]
+    m.__dict__["b2"] = x
+    return hasattr(m, "a"), getattr(m, "a", x + 1), m.b2, list(m.__dict__)
+
+
+# On 2.12+ Dynamo's DunderDictVariable is the record (the dunder-dict-* patches); there the
+# builtins and shadowed-pop shapes are graph breaks with and without tdcompat (2.12) or
+# breaks instead of native wrong orders (2.13+, dunder-dict-order).
+_MD = ("mapping-dunder-dict",)
+CASES = CASES + (
+    Case("dict_mapping_read_then_store", _MD, mapping_dict_read_then_store, _shadowed_mapping, torch=">=2.6,<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="d = m.__dict__ of an input MutableMapping, then m.z = v: d, list(d), sorted(d) and m.n see the stores"),
+    Case("dict_mapping_builtins", _MD, mapping_dict_builtins, _shadowed_mapping, torch=">=2.6,<2.12",
+         doc="list/sorted/set/tuple/dict()/copy() of an input mapping's __dict__ after pop and re-insertion"),
+    Case("dict_mapping_shadowed_pop", _MD, mapping_dict_shadowed_pop, _shadowed_mapping, torch=">=2.6,<2.12",
+         doc="m.__dict__.pop(k) of an instance key a property shadows: m.k is still the property's"),
+    Case("dict_mapping_deleted_read", _MD, mapping_dict_deleted_read, _shadowed_mapping, torch=">=2.6,<2.12",
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="del m.__dict__[k]: hasattr(m, k) is False and getattr(m, k, d) is d in the same frame"),
+)

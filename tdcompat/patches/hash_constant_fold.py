@@ -74,10 +74,40 @@ def hashes_by_value(value) -> bool:
     return True
 
 
+def _unhashable_object(arg) -> bool:
+    """A user object or module tracker whose class has ``__hash__ = None`` on its MRO (read
+    statically): CPython's ``hash()`` raises ``TypeError`` for it, whatever its value. Its type is
+    guarded (an input's ``TYPE_MATCH``/``ID_MATCH``; an object made in the frame has its class
+    fixed by the code)."""
+    from torch._dynamo.variables import UserDefinedObjectVariable
+    from torch._dynamo.variables.nn_module import NNModuleVariable
+
+    from ..dynamo_api import static_lookup
+
+    if not isinstance(arg, (UserDefinedObjectVariable, NNModuleVariable)):
+        return False
+    value = getattr(arg, "value", None)
+    return value is not None and static_lookup(type(value), "__hash__") is None
+
+
+def _raise_unhashable(tx, value) -> None:
+    """``hash(value)`` raises ``TypeError`` inside the trace where the torch can (2.9+; before that a
+    graph break, as Dynamo's own ``Failed to trace builtin operator hash``)."""
+    from ..dynamo_api import raise_observed
+    from ..wrappers import effects_begin
+
+    effects_begin()
+    message = f"unhashable type: {type(value).__name__!r}"
+    raise_observed(TypeError, tx, f"hash({type(value).__name__})", message)
+
+
 @fail_safe(NAME)
 def _call_hash(wrapped, instance, args, kwargs):
     """``BuiltinVariable(hash).call_hash(tx, arg)``: the hash of a guarded constant whose
-    hash is a function of its value; anything else defers (the added method's stub returns
+    hash is a function of its value; ``TypeError`` for an object whose class sets ``__hash__ =
+    None`` (an unhashable module that ``unhashable-module`` lets Dynamo wrap, a class defining
+    ``__eq__`` alone: Dynamo's "Failed to trace builtin operator" made ``try: hash(m) except
+    TypeError`` a graph break, 2.8-2.11 fuzzer "regressed"); anything else defers (the added method's stub returns
     None, and Dynamo then breaks as it did without the method)."""
     if len(args) != 2 or kwargs:
         return DEFER
@@ -85,6 +115,8 @@ def _call_hash(wrapped, instance, args, kwargs):
 
     tx, arg = args
     arg = realize(arg)
+    if _unhashable_object(arg):
+        _raise_unhashable(tx, arg.value)
     if not arg.is_python_constant():
         return DEFER
     value = arg.as_python_constant()
