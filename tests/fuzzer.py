@@ -739,6 +739,8 @@ D_POP, D_POP_D, D_GETM, D_IN, V_GET, V_SET = "d_pop", "d_pop_default", "d_get_me
 M_DICT, M_DICT_KW, M_UNPACK, M_KWCALL = "dict", "dict_kw", "unpack", "kwcall"
 M_KEYS, M_ITEMS, M_VALUES, M_SETITEM, M_GETITEM, M_LEN, M_IN = (
     "keys", "items", "values", "setitem", "getitem", "len", "in")
+#: ``del m[k]`` of an item that may be missing (a mapping's ``__delitem__`` on its backing dict).
+M_DELITEM = "delitem"
 WITH, WR_LOCAL, WR_CB, WR_ESCAPE, WR_STORE = "with", "weakref", "weakref_cb", "weakref_escape", "weakref_store"
 D_KEYS_IT, D_VALUES_IT, D_ITEMS_IT, D_LEN, D_VIEW_HELD, D_ITER_SET = (
     "d_keys_iter", "d_values_iter", "d_items_iter", "d_len", "d_view_held", "d_iter_set")
@@ -881,7 +883,7 @@ class Program:
             kind = KINDS[self.objects[op.obj].kind]
             if not op.key:
                 return ""
-            if op.kind in (M_SETITEM, M_GETITEM, M_IN):
+            if op.kind in (M_SETITEM, M_GETITEM, M_IN, M_DELITEM):
                 return ".item" if op.key in kind.store_always else ".item?"
             for name, keys in (("key", kind.always + kind.readonly_keys + ("wr",)), ("maybe", kind.maybe),
                                ("property", kind.props), ("classattr", kind.class_attrs), ("param", kind.module_keys)):
@@ -1084,6 +1086,9 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
         st.store.add(k)
     elif t == M_GETITEM:
         code, errors = _append(op, f"{o}[{k!r}]"), [] if k in st.store else ["KeyError"]
+    elif t == M_DELITEM:
+        code, errors = [f"del {o}[{k!r}]"], [] if k in st.store else ["KeyError"]
+        st.store.discard(k)
     elif t in (WR_LOCAL, WR_CB):
         counter[0] += 1
         r = f"r{counter[0]}"
@@ -1521,7 +1526,7 @@ def _ops_for(kind: Kind, theme: str = "free") -> List[Tuple[str, int]]:
     ops = [(t, 3) for t in ATTR_WRITES] + [(ATTR_SET, 6), (D_SET, 2)] + [(t, 2) for t in ATTR_REMOVES] + \
         [(t, 2) for t in ATTR_READS]
     if kind.mapping:
-        ops += [(t, 2) for t in MAP_READS] + [(M_SETITEM, 3)]
+        ops += [(t, 2) for t in MAP_READS] + [(M_SETITEM, 3), (M_DELITEM, 3)]
     if kind.ctx:
         ops += [(WITH, 8)]
     ops += [(t, 1) for t in WEAKREFS]
@@ -1559,9 +1564,10 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int,
         t = _choose(rng, _ops_for(kind, program.theme))
         if t == WITH and depth >= 2:
             continue
-        key = rng.choice(kind.item_keys if t in (M_SETITEM, M_GETITEM, M_IN) else
+        key = rng.choice(kind.item_keys if t in (M_SETITEM, M_GETITEM, M_IN, M_DELITEM) else
                          kind.read_keys if t in ATTR_READS else kind.keys)
-        if program.theme == "shadow" and kind.props and t not in (M_SETITEM, M_GETITEM, M_IN) and rng.random() < 0.6:
+        if program.theme == "shadow" and kind.props and t not in (M_SETITEM, M_GETITEM, M_IN, M_DELITEM) \
+                and rng.random() < 0.6:
             key = rng.choice(kind.props + kind.class_attrs)
         value = rng.choice(TENSOR_VALUES if kind.td else VALUES)
         if kind.ctx and key == "depth" and t in ATTR_REMOVES:

@@ -190,19 +190,14 @@ HIDDEN_WRITES = [(fn, cls) for fn in (write_hidden_read_back, vars_write_hidden_
                  for cls in (Shadowed, ShadowedMapping)]
 
 
-def _hidden_writes_compile(cls) -> bool:
+def _hidden_writes_compile() -> bool:
     """Where tdcompat lets a write through ``__dict__`` under a property compile: 2.8-2.11
     (Dynamo replays it with ``object_setattr_ignore_descriptor``), 2.12 (``dunder-dict-replay``
     answers later reads of the key from the property) and 2.13 on (natively). 2.5-2.7 would
-    replay it through the property: a graph break, except for an input mapping on 2.6-2.7,
-    whose ``__dict__`` is Dynamo's copy there (``mapping-dunder-dict``), replayed as a dict."""
-    from collections.abc import MutableMapping
-
+    replay it through the property: a graph break."""
     from packaging.version import Version
 
     release = Version(Version(torch.__version__.split("+")[0]).base_version)
-    if issubclass(cls, MutableMapping) and release >= Version("2.6"):
-        return True
     return release >= Version("2.8")
 
 
@@ -226,7 +221,7 @@ def test_hidden_write_compiles(fn, cls):
             vary(expected_args)
             vary(got_args)
         expected = snapshot((fn(*expected_args), expected_args))
-        if not _hidden_writes_compile(cls):
+        if not _hidden_writes_compile():
             with pytest.raises(Unsupported):
                 compiled(*got_args)
             return

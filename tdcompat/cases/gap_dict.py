@@ -329,3 +329,27 @@ def _cases():
 
 
 CASES = _cases()
+
+
+def del_missing_in_try(x, d):
+    try:
+        del d["c"]
+        return x + 1, "deleted", list(d)
+    except KeyError:  # the exception's args/str are Dynamo's own model (wrong on some releases)
+        return x - 1, "KeyError", list(d)
+
+
+def _dict_without_c():
+    return torch.randn(3), {"a": 1, "b": 2}
+
+
+def _add_c(args):
+    """The second call's dict has the key the first call's lacked."""
+    args[1]["c"] = 3
+
+
+CASES = CASES + (
+    Case("dict_del_missing_key_in_try", ("dict-delitem-missing",), del_missing_in_try, _dict_without_c,
+         vary=_add_c, unpatched=(Expect("<2.13", GRAPH_BREAK, detail="^InternalTorchDynamoError: KeyError"),),
+         doc="`try: del d[k] / except KeyError` with k missing on the first call and present on the second"),
+)

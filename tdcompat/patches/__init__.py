@@ -25,6 +25,7 @@ _PATCH_MODULES = (
     "property_setattr",
     "getattr_missing_guard",
     "dict_missing_key_guard",
+    "dict_delitem_missing",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "delattr_missing",
