@@ -11,7 +11,8 @@ tdcompat on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0, 2.12.1 (crash) an
 2.13.0 (right). The fuzzer met it through ``mapping-dunder-dict``, whose record of
 an input mapping's ``__dict__`` is such a dict (seed-0 program 259 on 2.8-2.10).
 
-The fix, as 2.13: for a constant key of a plain ``dict``/``OrderedDict``/``defaultdict``
+The fix, as 2.13: for a constant key (``str``/``bytes``/``int``/``bool``/``None``/non-NaN
+``float``, whose lookup is by value) of a plain ``dict``/``OrderedDict``/``defaultdict``
 tracker that is not in it, guard that it is absent (``install_dict_contains_guard``,
 2.7+; 2.5-2.6 guard a dict passed in on its whole key set) and raise ``KeyError(key)``
 inside the trace (a graph break where the torch cannot raise it there). Sound: the
@@ -26,6 +27,17 @@ from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "dict-delitem-missing"
+
+
+def _plain_key(value) -> bool:
+    """A key whose dict lookup is by value alone, as Dynamo's ``key in dict`` decides it: ``str``,
+    ``bytes``, ``int``, ``bool``, ``None`` and non-NaN ``float`` of exactly those types (a NaN is
+    found by identity in CPython, an unhashable key raises ``TypeError``, a subclass may define
+    ``__eq__``/``__hash__``)."""
+    kind = type(value)
+    if kind is float:
+        return value == value
+    return kind in (str, bytes, int, bool, type(None))
 
 
 @fail_safe(NAME)
@@ -45,7 +57,7 @@ def _delitem(wrapped, instance, args, kwargs):
     if getattr(instance, "user_cls", dict) not in (dict, collections.OrderedDict, collections.defaultdict):
         return DEFER
     key = margs[0]
-    if not key.is_python_constant() or key in instance:
+    if not key.is_python_constant() or not _plain_key(key.as_python_constant()) or key in instance:
         return DEFER
     from ..dynamo_api import raise_observed
 
