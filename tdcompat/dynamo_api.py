@@ -397,6 +397,13 @@ def raise_observed(exc_type: type, tx, context: str, message: Optional[str] = No
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def raise_unhashable(tx, value) -> "NoReturn":
+    """``hash(value)``'s ``TypeError`` for an object whose class sets ``__hash__ = None``, raised
+    inside the trace (a graph break where this torch cannot raise it: see :func:`raise_observed`)."""
+    name = type(value).__name__
+    raise_observed(TypeError, tx, f"hash({name})", f"unhashable type: {name!r}")
+
+
 #: What :func:`static_lookup` returns for a name no class on the MRO defines.
 MISSING = object()
 

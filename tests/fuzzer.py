@@ -1197,9 +1197,9 @@ FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg",
                  "module": ("arg", "global", "local")}
 
 HASH, DCOPY = "hash", "deepcopy"
-C_GET, C_GETATTR_D, C_HASATTR, C_SET, C_SETATTR, C_SAME, C_DEL, C_OWN, C_IGET = (
+C_GET, C_GETATTR_D, C_HASATTR, C_SET, C_SETATTR, C_SAME, C_DEL, C_OWN, C_IGET, C_BSET = (
     "cls_get", "cls_getattr_default", "cls_hasattr", "cls_set", "cls_setattr", "cls_set_same", "cls_del",
-    "cls_own", "cls_inst_get")
+    "cls_own", "cls_inst_get", "cls_base_set")
 DC_ASDICT, DC_ASTUPLE, DC_FIELDS, DC_REPLACE, DC_IS, DC_USE, DC_SET = (
     "dc_asdict", "dc_astuple", "dc_fields", "dc_replace", "dc_is_dataclass", "dc_use", "dc_set")
 EN_ITER = "enum_iter"
@@ -1212,7 +1212,7 @@ DD_FORM, DD_REINSERT, DD_UPDATE, DD_READD, DD_ESCAPE = (
 FAMILY_OPS: Dict[str, Tuple[Tuple[str, int], ...]] = {
     "hash": ((HASH, 1),),
     "class": ((C_GET, 3), (C_GETATTR_D, 2), (C_HASATTR, 3), (C_SET, 3), (C_SETATTR, 1), (C_SAME, 3), (C_DEL, 2),
-              (C_OWN, 1), (C_IGET, 1)),
+              (C_OWN, 1), (C_IGET, 1), (C_BSET, 2)),
     "deepcopy": ((DCOPY, 1),),
     "dataclass": ((DC_ASDICT, 3), (DC_ASTUPLE, 2), (DC_FIELDS, 2), (DC_REPLACE, 2), (DC_IS, 2), (DC_USE, 2),
                   (DC_SET, 1)),
@@ -1223,10 +1223,10 @@ FAMILY_OPS: Dict[str, Tuple[Tuple[str, int], ...]] = {
                (ATTR_DEL, 1), (D_SET, 1), (D_POP, 1), (D_UPDATE, 1)),
 }
 #: What reads a written key back, per family.
-FAMILY_READS = {"class": (C_GET, C_GETATTR_D, C_HASATTR, C_OWN), "module": (MD_GET, MD_HAS, MD_GETD, MD_NAMES),
+FAMILY_READS = {"class": (C_GET, C_GETATTR_D, C_HASATTR, C_OWN, C_IGET), "module": (MD_GET, MD_HAS, MD_GETD, MD_NAMES),
                 "dataclass": (DC_ASDICT, DC_ASTUPLE, DC_USE), "dunder": (DD_FORM, DD_FORM, D_GET, ATTR_GET, HASATTR)}
-FAMILY_WRITES = (C_SET, C_SETATTR, C_SAME, C_DEL, DC_SET, MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, DD_REINSERT,
-                 DD_UPDATE, DD_READD, ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE)
+FAMILY_WRITES = (C_SET, C_SETATTR, C_SAME, C_DEL, C_BSET, DC_SET, MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB,
+                 DD_REINSERT, DD_UPDATE, DD_READD, ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE)
 
 #: hash() operands: name -> (expression, {o} the HBox; deterministic across runs?, hashable?).
 #: A value hashed by identity (or NaN, by identity since 3.10) is compared only with itself.
@@ -1258,7 +1258,7 @@ DCOPY_VALUES: Dict[str, Tuple[str, str]] = {
     "enum": ("Color.RED", "atom"), "tuple_enum": ("(Color.RED, {o}.t)", "tuple"),
 }
 DCOPY_USES = ("ret", "is", "mut", "use", "eq")
-CLASS_VALUES = ("3", "'w'", "None", "x + 1", "'own'", "True", "0")
+CLASS_VALUES = ("3", "'w'", "None", "x + 1", "'own'", "True", "0", "(1, 'w')")
 DC_FORMS = {
     DC_ASDICT: ("dataclasses.asdict({o})", "dataclasses.asdict({o}, dict_factory=collections.OrderedDict)",
                 "dataclasses.asdict({o}, dict_factory=pairs)"),
@@ -1424,6 +1424,13 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
             code = [f"{c}.{k} = {v}" if t != C_SETATTR else f"setattr({c}, {k!r}, {v})"]
             if not errors:
                 st.inst.add(k)
+        elif t == C_BSET:
+            # a store on the base: KSub / KObj (and instances) inherit it unless they hold their own
+            # (class-stored-attrs: the read through a subclass or an instance consults it)
+            code = [f"KBase.{k} = {op.value}"]
+            for j, other in state.items():
+                if program.objects[j].kind in ("KBase", "KSub", "KObj"):
+                    other.inst.add(k)
         elif t == C_DEL:
             code, errors = [f"del {c}.{k}"], ["AttributeError"]
             for other in state.values():  # a class may inherit what was deleted

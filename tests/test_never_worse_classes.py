@@ -30,7 +30,7 @@ import torch
 from tdcompat.cases.snapshot import diff, snapshot
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied as _applied
+from conftest import applied as _applied, without_patch
 
 TORCH = parse_torch_version(torch.__version__).release[:2]
 
@@ -618,3 +618,103 @@ def test_asdict_copies_are_new_objects():
         _compare(fn, _set_n, fullgraph=True)
     finally:
         _set_n(1)
+
+
+# -- class-stored-attrs / metaclass-setattr (2.13+): reads after a class store in the frame --------
+class StoreBase:
+    v = 0
+
+
+class StoreSub(StoreBase):
+    pass
+
+
+class StoreCounting(type):
+    """Counts the stores on its classes in ``nset`` (a metaclass ``__setattr__`` of its own)."""
+
+    def __setattr__(cls, name, value):
+        type.__setattr__(cls, "nset", cls.__dict__.get("nset", 0) + 1)
+        type.__setattr__(cls, name, value)
+
+
+class CountedStores(metaclass=StoreCounting):
+    v = 0
+
+
+def _reset_stores(call):
+    for cls, keys in ((StoreBase, ("v", "z", "t", "u")), (StoreSub, ("v", "z", "t", "u")),
+                      (CountedStores, ("v", "z", "nset"))):
+        for key in keys:
+            if key in cls.__dict__:
+                type.__delattr__(cls, key)
+    if call % 2:
+        type.__setattr__(StoreSub, "u", "own")  # the subclass's own entry wins over the base's store
+    type.__setattr__(StoreBase, "v", call)
+    type.__setattr__(CountedStores, "v", call)
+    type.__setattr__(CountedStores, "nset", 0)
+    own = StoreSub()
+    if call % 2:
+        own.z = "own"  # an input's own entry wins over the class's
+    _INPUT[0] = own
+    return lambda: {c.__name__: {k: c.__dict__.get(k) for k in ("v", "z", "t", "u", "nset")}
+                    for c in (StoreBase, StoreSub, CountedStores)}
+
+
+_INPUT = [None]
+
+
+def read_through_subclass(x):
+    StoreBase.v = x * 2
+    StoreBase.t = (1, "t")
+    StoreBase.u = x - 1
+    return (StoreSub.v + 1, StoreSub.t, getattr(StoreSub, "v", "D"), hasattr(StoreSub, "t"),
+            getattr(StoreSub, "u", "D"), StoreSub().u)
+
+
+def read_through_instances(x):
+    o = _INPUT[0]
+    StoreBase.z = "class"
+    StoreBase.v = x + 1
+    return StoreSub().v, o.v, o.z, getattr(StoreSub(), "z", "D"), hasattr(o, "z"), hasattr(StoreSub(), "z")
+
+
+def read_past_metaclass(x):
+    CountedStores.z = x + 1
+    return x * CountedStores.nset, "z" in CountedStores.__dict__, hasattr(CountedStores, "z")
+
+
+def _store_cases():
+    return {"subclass": read_through_subclass, "instances": read_through_instances}
+
+
+@pytest.mark.skipif(TORCH < (2, 13), reason="a class store is a graph break before 2.13")
+@pytest.mark.parametrize("fullgraph", [True, False])
+@pytest.mark.parametrize("case", sorted(_store_cases()))
+def test_class_store_seen_by_later_reads(case, fullgraph):
+    """``Base.v = x`` then ``Sub.v`` / ``Sub().v`` / ``o.v`` / ``hasattr`` in the same frame: eager sees
+    the store, unless the subclass or the instance holds its own entry (odd calls): the answer is
+    guarded on that. Without class-stored-attrs 2.13.0 and 2.15.0 read the class as it was (measured:
+    the old value, ``'D'``, ``False``, or an AttributeError in the trace)."""
+    fn = _store_cases()[case]
+    broke = _compare(fn, _reset_stores, calls=4, fullgraph=fullgraph)  # odd calls: StoreSub's own u
+    assert broke == []
+    with without_patch("class-stored-attrs"):
+        try:
+            unpatched = _compare(fn, _reset_stores, fullgraph=True)  # the calls that broke
+        except AssertionError:
+            unpatched = "wrong"
+    assert unpatched, "equal to eager without the patch: this test cannot fail"
+
+
+@pytest.mark.skipif(TORCH < (2, 13), reason="a class store is a graph break before 2.13")
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_class_store_past_metaclass_setattr_breaks(fullgraph):
+    """``K.z = x`` where ``type(K)`` defines ``__setattr__``: eager runs it (``nset`` becomes 1), Dynamo
+    2.13+ stores past it, so ``K.nset`` read 0 in the frame (measured on 2.13.0 and 2.15.0 without
+    metaclass-setattr). With the patch the store is a graph break: ``fullgraph=True`` refuses, without
+    it eager runs the store and the reads."""
+    broke = _compare(read_past_metaclass, _reset_stores, fullgraph=fullgraph)
+    assert broke == ([1, 2] if fullgraph else [])
+    with without_patch("metaclass-setattr"):
+        with pytest.raises(AssertionError):
+            _compare(read_past_metaclass, _reset_stores, fullgraph=True)

@@ -206,6 +206,23 @@ def store_then_class_dict_get(x, base, sub):
     return x + 1, "z" in sub.__dict__, sub.__dict__.get("z", "D"), "z" in base.__dict__
 
 
+def _stored_reset():
+    _Stored.v = 0
+    return _stored()
+
+
+def store_then_subclass_read(x, base, sub):
+    base.v = x * 2
+    return sub.v + 1, getattr(sub, "v", "D")
+
+
+def store_then_instance_read(x, base, sub):
+    base.v = x + 1
+    base.w = "class"
+    o = sub()
+    return o.v, getattr(o, "w", "D"), hasattr(sub(), "w")
+
+
 CASES = CASES + (
     Case("class_store_then_hasattr_subclass", ("class-stored-attrs",), store_then_hasattr, _stored,
          torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
@@ -216,4 +233,11 @@ CASES = CASES + (
     Case("class_store_then_class_dict_get", ("class-stored-attrs",), store_then_class_dict_get, _stored,
          torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
          doc="`K.z = 'new'` then `'z' in K.__dict__`, `K.__dict__.get('z')`: False and the default traced"),
+    Case("class_store_then_subclass_read", ("class-stored-attrs",), store_then_subclass_read, _stored_reset,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`Base.v = x * 2` then `Sub.v`, `getattr(Sub, 'v', d)`: the value before the store"),
+    Case("class_store_then_instance_read", ("class-stored-attrs",), store_then_instance_read, _stored_reset,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`Base.v = x + 1; Base.w = 'class'` then `Sub().v`, `getattr(Sub(), 'w', d)`, `hasattr`: the class "
+         "before the stores"),
 )

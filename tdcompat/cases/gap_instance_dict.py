@@ -837,4 +837,3 @@ CASES = CASES + (
          unpatched=(Expect(">=2.12", WRONG_RESULT),),
          doc="return o.__dict__.values() of an object made in the frame"),
 )
-

@@ -45,6 +45,7 @@ _PATCH_MODULES = (
     "class_hasattr",
     "class_dict_guard",
     "class_stored_attrs",
+    "metaclass_setattr",
     "sequence_contains_identity",
     "module_deleted_attr",
     "class_setattr",

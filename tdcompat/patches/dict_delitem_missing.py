@@ -8,8 +8,9 @@ under ``fullgraph=False`` too, where eager raises ``KeyError`` that the user's
 ``try: del d[k] / except KeyError`` catches (a working program made to crash).
 2.13 checks the key and raises ``KeyError`` inside the trace. Measured without
 tdcompat on 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0, 2.12.1 (crash) and
-2.13.0 (right). The fuzzer met it through ``mapping-dunder-dict``, whose record of
-an input mapping's ``__dict__`` is such a dict (seed-0 program 259 on 2.8-2.10).
+2.13.0 (right). The fuzzer met it through ``del m.__dict__[k]`` on Dynamo's own copy of an
+input mapping's ``__dict__`` (seed-0 program 259 on 2.8-2.10, under a trial model since withdrawn)
+and the grammar's ``delitem`` op reaches it on user mappings.
 
 The fix, as 2.13: for a constant key (``str``/``bytes``/``int``/``bool``/``None``/non-NaN
 ``float``, whose lookup is by value) of a plain ``dict``/``OrderedDict``/``defaultdict``
@@ -57,7 +58,10 @@ def _delitem(wrapped, instance, args, kwargs):
     if getattr(instance, "user_cls", dict) not in (dict, collections.OrderedDict, collections.defaultdict):
         return DEFER
     key = margs[0]
-    if not key.is_python_constant() or not _plain_key(key.as_python_constant()) or key in instance:
+    if not key.is_python_constant():
+        return DEFER
+    value = key.as_python_constant()
+    if not _plain_key(value) or key in instance:
         return DEFER
     from ..dynamo_api import raise_observed
 
@@ -65,7 +69,6 @@ def _delitem(wrapped, instance, args, kwargs):
     guard = getattr(instance, "install_dict_contains_guard", None)
     if guard is not None:
         guard(tx, [key])
-    value = key.as_python_constant()
     raise_observed(KeyError, tx, f"del {instance}[{value!r}]", value)
 
 

@@ -93,12 +93,11 @@ def _unhashable_object(arg) -> bool:
 def _raise_unhashable(tx, value) -> None:
     """``hash(value)`` raises ``TypeError`` inside the trace where the torch can (2.9+; before that a
     graph break, as Dynamo's own ``Failed to trace builtin operator hash``)."""
-    from ..dynamo_api import raise_observed
+    from ..dynamo_api import raise_unhashable
     from ..wrappers import effects_begin
 
     effects_begin()
-    message = f"unhashable type: {type(value).__name__!r}"
-    raise_observed(TypeError, tx, f"hash({type(value).__name__})", message)
+    raise_unhashable(tx, value)
 
 
 @fail_safe(NAME)

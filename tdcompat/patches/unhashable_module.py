@@ -219,11 +219,10 @@ def _unhashable_module(vt):
 
 
 def _raise_unhashable(tx, value):
-    from ..dynamo_api import raise_observed
+    from ..dynamo_api import raise_unhashable
 
     effects_begin()
-    message = f"unhashable type: {type(value).__name__!r}"
-    raise_observed(TypeError, tx, message, message)
+    raise_unhashable(tx, value)
 
 
 @fail_safe(NAME)
