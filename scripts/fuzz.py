@@ -161,18 +161,26 @@ def _parallel(args, seed: int, workers: int) -> dict:
                 with open(out) as fh:
                     reports.append(json.load(fh))
                 continue
-            # The worker died (a segfault in Dynamo, say): note the program and go on after it.
+            # The worker died (a segfault in Dynamo, say): keep what it wrote after its last finished
+            # program, note the program it died in, and go on after it.
             try:
                 with open(progress) as fh:
                     index, pseed = (int(v) for v in fh.read().split())
             except (OSError, ValueError):
                 raise SystemExit(f"fuzz worker failed ({proc.returncode}): {' '.join(proc.args)}") from None
+            lost = index
+            if os.path.exists(progress + ".partial"):
+                with open(progress + ".partial") as fh:
+                    partial = json.load(fh)
+                if partial["programs"] == index:
+                    reports.append(partial)
+                    lost = 0
             crashes.append({"seed": pseed, "category": "crash", "config": "", "shape": "", "unpatched": "",
                             "patched": "", "detail": f"the worker process died with exit status {proc.returncode}; "
                             f"replay: scripts/fuzz.py --replay {pseed}", "compact_source": "", "source": "",
-                            # this part's counts are lost with the process: only the crash is counted
-                            "slice": {"offset": offset, "stride": workers, "programs": index + 1, "crashed_at": pseed,
-                                      "results_lost": index}})
+                            "slice": {"offset": offset if lost else offset + index * workers, "stride": workers,
+                                      "programs": index + 1 if lost else 1, "crashed_at": pseed,
+                                      "results_lost": lost}})
             print(f"[crash] seed={pseed}: worker exit status {proc.returncode}", file=sys.stderr, flush=True)
             left = programs - index - 1
             if (deadline is None and left > 0) or (deadline is not None and time.monotonic() < deadline - 5):

@@ -70,6 +70,7 @@ import functools
 import inspect
 import json
 import linecache
+import os
 import random
 import sys
 import time
@@ -2184,6 +2185,11 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
     start = time.monotonic()
     run_seconds = 0.0
     index = runs = 0
+
+    def report(partial: bool = False) -> dict:
+        return _report_of(seed, offset, stride, index, runs, start, run_seconds, all_configs, counts, status,
+                          divergences, fallbacks, coverage and not partial)
+
     while True:
         if replay is not None:
             if index >= len(replay):
@@ -2214,9 +2220,26 @@ def run_fuzz(seed: int = 0, programs: Optional[int] = None, seconds: Optional[fl
                 divergences.append(entry)
                 if log:
                     log(f"[{result.category}] seed={pseed} {program.config}: {entry['shape']}")
+        if progress:
+            # what this worker has found so far, for a parallel run to keep if the next program
+            # kills the process (a segfault in Dynamo): only that program is lost then
+            _write_atomic(progress + ".partial", main_json(report(partial=True)))
         if log and index % 250 == 0:
             found = ", ".join(f"{c} {n}" for c, n in counts.items() if n)
             log(f"[progress] {index} programs in {time.monotonic() - start:.0f} s: {found}")
+    return report()
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _report_of(seed, offset, stride, index, runs, start, run_seconds, all_configs, counts, status, divergences,
+               fallbacks, coverage) -> dict:
+    """The JSON-able report of :func:`run_fuzz` (see there)."""
     return {
         "versions": _versions(),
         "seed": seed,

@@ -77,10 +77,10 @@ def _call_method_gate(original, handle):
     """What is installed on ``ConstDictVariable.call_method``: every other method name goes
     straight to Dynamo after one comparison."""
 
-    def call_method(self, tx, name, *args, **kwargs):
+    def call_method(self, tx, name, args, kwargs):
         if name != "__delitem__":
-            return original(self, tx, name, *args, **kwargs)
-        return handle(self, tx, name, *args, **kwargs)
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
 
     return call_method
 

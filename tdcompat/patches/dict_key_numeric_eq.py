@@ -36,7 +36,7 @@ this handler), tensors, modules, functions, user objects, anything else.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe
+from ..wrappers import DEFER, fail_safe, gate
 
 NAME = "dict-key-numeric-eq"
 
@@ -60,6 +60,20 @@ def _eq_impl(wrapped, instance, args, kwargs):
     return a == b
 
 
+@gate(_eq_impl)
+def _eq_impl_gate(original, handle):
+    """What is installed on ``_eq_impl`` (every dict-key comparison): two keys of one exact type
+    other than ``float`` go straight to Dynamo after one type test."""
+
+    def _eq_impl(a, b):
+        kind = type(a)
+        if kind is type(b) and kind is not float:
+            return original(a, b)
+        return handle(a, b)
+
+    return _eq_impl
+
+
 PATCH = Patch(
     name=NAME,
     fixes="`{1: a, 1.0: b}` has two keys, `1.0 in {1, 2}` is False and `d[1.0]` misses `d[1]` in compiled "
@@ -70,7 +84,7 @@ PATCH = Patch(
     torch="<2.10",
     fixed_upstream="2.10: pytorch/pytorch#169204",
     targets=(
-        Target("torch._dynamo.variables.dicts", "ConstDictVariable._HashableTracker", "_eq_impl", _eq_impl,
+        Target("torch._dynamo.variables.dicts", "ConstDictVariable._HashableTracker", "_eq_impl", _eq_impl_gate,
                params=("a", "b")),
     ),
     summary="dict/set keys that are equal numbers of different exact types (1, 1.0, True, 1+0j) are one key",
