@@ -241,3 +241,36 @@ CASES = CASES + (
          doc="`Base.v = x + 1; Base.w = 'class'` then `Sub().v`, `getattr(Sub(), 'w', d)`, `hasattr`: the class "
          "before the stores"),
 )
+
+
+# -- hash() of a class whose metaclass defines __hash__ (metaclass-hash) ---------------------------
+class _SaltedMeta(type):
+    def __hash__(cls):  # reads the class's state: another number once the salt changes
+        return len(cls.__name__) * 1000 + cls.salt.n
+
+
+class _Salt:
+    def __init__(self):
+        self.n = 1
+
+
+class _Salted(metaclass=_SaltedMeta):
+    salt = None
+
+
+def _salted():
+    _Salted.salt = salt = _Salt()
+    return torch.randn(3), _Salted, salt
+
+
+def hash_of_class(x, cls, salt):
+    h = hash(cls)
+    return x + h % 7, h
+
+
+CASES = CASES + (
+    Case("hash_class_metaclass_hash", ("metaclass-hash",), hash_of_class, _salted,
+         torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`hash(K)` where `type(K).__hash__` reads `K.salt.n`, which the second call changes: the first "
+         "call's number, baked in"),
+)

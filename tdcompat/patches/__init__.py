@@ -46,6 +46,7 @@ _PATCH_MODULES = (
     "class_dict_guard",
     "class_stored_attrs",
     "metaclass_setattr",
+    "metaclass_hash",
     "sequence_contains_identity",
     "module_deleted_attr",
     "class_setattr",
