@@ -74,6 +74,7 @@ PATCH = Patch(
                params=("item", "name")),
     ),
     summary="a class store through a metaclass __setattr__ graph-breaks, so eager runs the metaclass",
+    proven_by="tests/test_never_worse_classes.py::test_class_store_past_metaclass_setattr_breaks",
     history=(
         ("2.5-2.12", "not this gap: a store on a class is a graph break there (`class-setattr` accepts only "
          "stores that change nothing, under `type.__setattr__`)"),
