@@ -67,6 +67,7 @@ import copy
 import dataclasses
 import enum
 import functools
+import gc
 import inspect
 import json
 import linecache
@@ -818,6 +819,13 @@ class Program:
         walk(self.ops)
         return sorted(seen)
 
+    def holds_weak_references(self) -> bool:
+        """Whether a snapshot reads a weak reference (a ``WPlain`` object, or a weakref op)."""
+        def walk(ops):
+            return any(op.kind in WEAKREFS or walk(op.body) for op in ops)
+
+        return any(o.kind == "WPlain" for o in self.objects) or walk(self.ops)
+
     # -- rendering ------------------------------------------------------------
     def function_source(self) -> str:
         """``make(n)`` (fresh inputs for call ``n``) and ``f(x, <args>)`` (the program)."""
@@ -862,7 +870,7 @@ class Program:
         """A self-contained script: imports, the classes used, make(), f(), and a check."""
         uses_td = any(KINDS[o.kind].td for o in self.objects)
         parts = [f"# {header}" if header else "", "import collections", "import copy", "import dataclasses",
-                 "import enum", "import functools", "import random", "import weakref",
+                 "import enum", "import functools", "import gc", "import random", "import weakref",
                  "from collections.abc import MutableMapping", "", "import torch"]
         if uses_td:
             parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
@@ -923,13 +931,16 @@ def check(compile_fn=None):
     for n in {calls}:
         x, args, glob = make(n)
         globals().update(glob)
-        expected = [snapshot(v) for v in (f(x, *args), args, glob)]
+        result = f(x, *args)
+        gc.collect()  # weak referents compare as reachable, not as not-yet-collected
+        expected = [snapshot(v) for v in (result, args, glob)]
         x, args, glob = make(n)
         globals().update(glob)
         try:
             result = compiled(x, *args)
         except Exception as exc:  # a graph break under fullgraph=True, or a crash
             return f"call n={{n}}: compiled raised {{type(exc).__name__}}: {{str(exc).strip().splitlines()[0][:200]}}"
+        gc.collect()
         got = [snapshot(v) for v in (result, args, glob)]
         for part, a, b in zip(("out", "args", "globals"), expected, got):
             found = diff(a, b, part)
@@ -1698,6 +1709,7 @@ def _run_calls(program: Program, compiled: Optional[Tuple[bool, str]]):
         torch._dynamo.reset()
         fn = torch.compile(fn, fullgraph=compiled[0], backend=compiled[1])
     snaps = []
+    collect = program.holds_weak_references()
     for n in program.calls:
         x, args, glob = ns["make"](n)
         ns.update(glob)
@@ -1705,6 +1717,13 @@ def _run_calls(program: Program, compiled: Optional[Tuple[bool, str]]):
             out = fn(x, *args)
         except Exception as exc:  # noqa: BLE001 - any exception is an outcome
             return snaps, exc
+        if collect:
+            # A weak reference's referent is compared as reachable, not as not-yet-collected:
+            # Dynamo 2.12+ leaves a reference cycle (SideEffects <-> the SideEffectsProxyDict
+            # of a DunderDictVariable) holding a traced input's old attribute values until the
+            # next cyclic collection, which CPython runs when it likes. Eager and compiled runs
+            # are collected alike, so a referent kept by the frame's own results still shows.
+            gc.collect()
         try:
             if isinstance(out, list):  # an iterator returned (iter(EnumClass)): what it still yields
                 out = [list(v) if isinstance(v, collections.abc.Iterator) else v for v in out]
