@@ -1151,7 +1151,8 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
 #               nested dataclasses, passed in or made in the frame: dataclasses-inline.
 # ``enum``      list/reversed/len/in/for/tuple/enumerate/iter()/__members__ over Enum,
 #               IntEnum and Flag classes with aliases, one with a custom metaclass, and
-#               an Enum class that differs between calls: enum-class-iter.
+#               an Enum class that differs between calls: enum-class-iter; reversed() of a list, tuple or
+#               range of its members: reversed-iterator.
 # ``module``    del m.sub / m.sub = Lin(...) (a module made in the frame), parameters
 #               and buffers deleted, assigned and registered again, reads/hasattr after
 #               deletion, type() of parameters (made in the frame too), named_*(), a
@@ -1284,7 +1285,10 @@ DC_FORMS = {
 }
 ENUM_FORMS = ("list({o})", "list(reversed({o}))", "len({o})", "Color.RED in {o}", "Num.ONE in {o}", "Perm.R in {o}",
               "MEnum.A in {o}", "tuple({o})", "list(enumerate({o}))", "[_m.name for _m in {o}]",
-              "{{_m.name: _m.value for _m in {o}}}", "list({o}.__members__)", "iter({o})", "for", "next")
+              "{{_m.name: _m.value for _m in {o}}}", "list({o}.__members__)", "iter({o})", "for", "next",
+              # reversed() of a list, tuple or range of the members (reversed-iterator): consumed by next(),
+              # listed twice, returned, zipped, and reading the list lazily after a write
+              "rnext", "rescape", "rrange", "rwrite")
 MD_KEYS = ("sub", "w", "buf", "a", "b", "z")
 MD_FORMS = {
     MD_SUB: ("Lin(2)", "torch.nn.ReLU()", "Lin(5)"),
@@ -1464,6 +1468,16 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
             code = [f"for _m in {o}:", "    out.append(use(x, _m.value))" if op.use else "    out.append(_m)"]
         elif k == "next":
             code = [f"_it = iter({o})", "out.append(next(_it))", "out.append(_it)"]
+        elif k == "rnext":
+            code = [f"_it = reversed(list({o}))", "out.append(next(_it))", "out.append(next(_it))",
+                    "out.append(list(_it))", "out.append(list(_it))"]
+        elif k == "rescape":
+            code = [f"_it = reversed(tuple({o}))", "out.append(next(_it))", "out.append(_it)"]
+        elif k == "rrange":
+            code = [f"_it = reversed(range(len({o})))", "next(_it)", f"out.append(list(zip(_it, {o})))",
+                    "out.append([*_it])"]
+        elif k == "rwrite":
+            code = [f"_l = list({o})", "_it = reversed(_l)", "_l[len(_l) - 1] = 'w'", "out.append(list(_it))"]
         else:
             code = [f"out.append({k.format(o=o)})"]
     elif kind.family == "module":

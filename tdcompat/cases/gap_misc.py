@@ -3,6 +3,8 @@
 * ``weakref-reconstruct``: a ``weakref.ref`` made in the compiled region that
   leaves it (stored on an object, returned). tensordict 0.7 does exactly this:
   ``out._last_op = (name, (args, kwargs, weakref.ref(self)))``.
+* ``reversed-iterator``: ``reversed(l)`` consumed with ``next()``, listed twice, returned
+  (a tuple that ``next()`` never consumes on 2.5-2.12).
 * ``skipped-module-init``: an ``nn.Module`` built in the compiled region by a class
   whose ``__init__`` calls ``nn.Module.__init__(self)`` explicitly, as
   ``TensorDictParams.__init__`` does in tensordict 0.8-0.14 (reached from
@@ -17,9 +19,13 @@ import weakref
 import torch
 from torch import nn
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect, vary
 
 WEAKREF = ("weakref-reconstruct",)
+REVERSED = ("reversed-iterator",)
+#: Measured without tdcompat: wrong on 2.5.1-2.12.1 (a tuple; next() returns its first item
+#: without consuming it), right from 2.13.0.
+REVERSED_TUPLE = (Expect("<2.13", WRONG_RESULT),)
 MODULE_INIT = ("skipped-module-init",)
 
 #: Measured without tdcompat: 2.5.1 cannot call weakref.ref in the compiled region
@@ -155,7 +161,59 @@ def module_super_init_control(x, weight, out):
     return x + m.weight
 
 
+class Seq:
+    """An int that changes between calls and a list built from it."""
+
+    def __init__(self, n):
+        self.n = n
+        self.items = [n, n + 1, 2 * n]
+
+
+def _seq_inputs():
+    return Seq(3), torch.randn(3)
+
+
+def _seq_vary(args):
+    vary(args)
+    args[0].items.append(args[0].n)
+
+
+def reversed_consumed(o, x):
+    """``next()`` twice, then ``list()`` twice, of ``reversed()`` of a list made in the frame."""
+    it = reversed([o.n, o.n + 1, 2 * o.n])
+    a = next(it)
+    b = next(it)
+    rest = list(it)
+    again = list(it)
+    return x * a + b, rest, again
+
+
+def reversed_of_input_list(o, x):
+    """``reversed()`` of an input's list: consumed by ``next()`` and a loop, its rest stored."""
+    it = reversed(o.items)
+    first = next(it)
+    o.rest = [v for v in it]
+    return x + first, list(it)
+
+
+def reversed_range_and_tuple(o, x):
+    """``reversed(range(n))`` and ``reversed(tuple)`` after ``next()``, zipped and listed."""
+    r = reversed(range(o.n))
+    t = reversed((o.n, 2, "s"))
+    next(r)
+    u = next(t)
+    return list(zip(r, t)), list(r), x * len(str(u))
+
+
 CASES: tuple[Case, ...] = (
+    Case("reversed_next_consumes", REVERSED, reversed_consumed, _seq_inputs, unpatched=REVERSED_TUPLE,
+         doc="`it = reversed(l); next(it); next(it); list(it); list(it)`: the first item twice and every item "
+             "again on 2.5-2.12"),
+    Case("reversed_input_list_consumed", REVERSED, reversed_of_input_list, _seq_inputs, vary=_seq_vary,
+         unpatched=REVERSED_TUPLE,
+         doc="`next(reversed(o.items))`, then the rest in a loop, stored on the input"),
+    Case("reversed_range_and_tuple", REVERSED, reversed_range_and_tuple, _seq_inputs, unpatched=REVERSED_TUPLE,
+         doc="`reversed(range(n))`, `reversed((n, 2, 's'))` after `next()`: zipped, listed"),
     Case("misc_weakref_stored", WEAKREF, weakref_stored, _node_inputs, unpatched=WEAKREF_ESCAPES,
          doc="holder.ref = weakref.ref(node) in the compiled region"),
     Case("misc_weakref_last_op", WEAKREF, weakref_last_op, _node_inputs, unpatched=WEAKREF_ESCAPES,

@@ -34,6 +34,7 @@ _PATCH_MODULES = (
     "unhashable_module",
     "module_mapping_dict",
     "enum_class_iter",
+    "reversed_iterator",
     "deepcopy_constant",
     "frozenset_reconstruct",
     "sequence_compare_identity",

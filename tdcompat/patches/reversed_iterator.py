@@ -1,0 +1,212 @@
+"""``reversed(seq)`` is a tuple, not an iterator (torch 2.5-2.12).
+
+Symptom: ``it = reversed(l); a = next(it); b = next(it)`` gives ``a == b`` (the first item
+twice); ``next(it)`` then ``list(it)`` lists every item again; ``list(it)`` twice gives the
+items twice, where CPython's second is empty; ``return reversed(l)`` hands the caller a
+*tuple*. Plain ``for v in reversed(l)`` is right. Found by the differential fuzzer's Enum
+family on 2.12.1 (an Enum metaclass whose ``__iter__`` returns ``reversed([...])``,
+returned from the frame: a tuple where CPython's iterator had advanced). Silently wrong on
+2.5.1-2.12.1 (measured on each).
+
+Root cause: ``BuiltinVariable.call_reversed`` (torch/_dynamo/variables/builtin.py) returns
+``TupleVariable(list(reversed(items)))``; ``call_next`` on a tuple tracker falls back to
+``items[0]`` without consuming. Upstream: pytorch/pytorch#152262, fixed by #185629 /
+#183077 (2.13: a ``ListIteratorVariable``) and #185179 (2.15: CPython's
+``builtin_reversed_impl``, a lazy reverse sequence iterator).
+
+Accepted: ``reversed(x)`` with one argument where ``x``'s tracker is exactly a
+``ListVariable``, ``TupleVariable`` or ``RangeVariable``, whose types do not define
+``__reversed__`` beyond the C one CPython uses (``list_reverseiterator`` for a list,
+``reversed`` over ``__len__``/``__getitem__`` for a tuple, ``range_iterator`` for a range).
+The result is an iterator tracker that does what those C iterators do, step for step: it
+starts at index ``len(x) - 1``, and each step reads ``x[index]`` from the list as the frame
+sees it *then* (a list's tracker holds its items as mutated so far), stopping for good once
+``index`` leaves ``[0, len(x))``. ``python_type()`` is CPython's iterator type. Reading
+nothing else, it needs no guard beyond what reading the sequence already installed.
+Anything that would rebuild the iterator outside the frame (returned, stored, alive at a
+graph break) graph-breaks: a rebuilt copy would no longer read the list. Every other
+argument (dicts, strings, user sequences, ``__reversed__`` of a class): Dynamo's own.
+
+Not applied on 2.13-2.14, where Dynamo's ``ListIteratorVariable`` consumes right and is
+rebuilt at a graph break (as a ``tuple_iterator``): there only ``type(reversed(l))``
+(``list_iterator``) and a list write after ``reversed(l)`` (not seen) differ, and breaking
+where Dynamo rebuilds would cost graphs that are right today. Costs on 2.5-2.12: ``x in it``
+graph-breaks (it was wrong), and on 2.5 ``max``/``min`` of a reversed list of constants
+graph-breaks (2.5 only folds them as constants, which would not consume the iterator).
+"""
+
+from __future__ import annotations
+
+from ..spec import Patch, Target
+from ..wrappers import DEFER, fail_safe, gate
+
+NAME = "reversed-iterator"
+
+_kinds: tuple = ()  # (ListVariable, TupleVariable, RangeVariable), once loaded
+_ITERATOR: list = []
+
+
+def _load_kinds() -> tuple:
+    global _kinds
+    from torch._dynamo import variables
+
+    _kinds = (variables.ListVariable, variables.TupleVariable, variables.RangeVariable)
+    return _kinds
+
+
+def _iterator_type():
+    """CPython's reverse iterator over a sequence tracker, as a ``ListIteratorVariable``
+    subclass (so Dynamo's ``FOR_ITER``, ``next``, ``zip``, ``list`` treat it as an iterator).
+    ``items``/``index`` of the base stay empty: every read goes through ``seq``."""
+    if _ITERATOR:
+        return _ITERATOR[0]
+    from torch._dynamo.variables import ListIteratorVariable
+
+    from ..dynamo_api import graph_break, raise_observed
+
+    class ReversedIteratorVariable(ListIteratorVariable):
+        _nonvar_fields = {"pos", "rtype", *ListIteratorVariable._nonvar_fields}
+
+        def __init__(self, items=None, index=0, seq=None, pos=-1, rtype=None, **kwargs):
+            super().__init__([] if items is None else items, index, **kwargs)
+            self.seq = seq  # the list/tuple tracker, or a list of range items
+            self.pos = pos
+            self.rtype = rtype
+
+        def _items(self, tx):
+            return self.seq if isinstance(self.seq, list) else self.seq.items
+
+        def _step(self, tx):
+            items = self._items(tx)
+            if 0 <= self.pos < len(items):
+                tx.output.side_effects.mutation(self)
+                self.pos -= 1
+                return items[self.pos + 1]
+            if self.pos != -1:
+                tx.output.side_effects.mutation(self)
+                self.pos = -1  # exhausted for good, as CPython's (it drops the sequence)
+            return None
+
+        def next_variable(self, tx):
+            item = self._step(tx)
+            if item is None:
+                raise_observed(StopIteration, tx, "reversed")
+            return item
+
+        def has_unpack_var_sequence(self, tx):
+            return True
+
+        def unpack_var_sequence(self, tx):
+            out = []
+            while (item := self._step(tx)) is not None:
+                out.append(item)
+            return out
+
+        def force_unpack_var_sequence(self, tx):
+            return self.unpack_var_sequence(tx)
+
+        def python_type(self):
+            return self.rtype
+
+        def as_python_constant(self):
+            raise NotImplementedError
+
+        def call_method(self, tx, name, args, kwargs):
+            if name == "__next__" and not args and not kwargs:
+                return self.next_variable(tx)
+            if name == "__iter__" and not args and not kwargs:
+                return self
+            graph_break("reversed() iterator method", name,
+                        "tdcompat models reversed() over a list, tuple or range for iteration only")
+
+        def reconstruct(self, codegen):
+            graph_break("reversed() iterator outlives the frame", repr(self),
+                        "CPython's reads the sequence lazily; a rebuilt copy would not")
+
+        def __repr__(self):
+            return f"ReversedIteratorVariable(pos={self.pos})"
+
+    _ITERATOR.append(ReversedIteratorVariable)
+    return ReversedIteratorVariable
+
+
+def _reverse_iterator(tx, obj):
+    from torch._dynamo import variables
+
+    from ..dynamo_api import new_object_kwargs
+
+    kind = type(obj)
+    if kind is variables.ListVariable:
+        seq, rtype = obj, type(reversed([]))
+    elif kind is variables.TupleVariable:
+        seq, rtype = obj, type(reversed(()))
+    elif kind is variables.RangeVariable:
+        seq, rtype = list(obj.unpack_var_sequence(tx)), type(reversed(range(0)))
+    else:
+        return DEFER
+    if not isinstance(seq, list) and type(seq.items) is not list:
+        return DEFER
+    pyt = obj.python_type()
+    if pyt not in (list, tuple, range):
+        return DEFER  # a subclass (its own __reversed__, __getitem__ or __len__)
+    size = len(seq) if isinstance(seq, list) else len(seq.items)
+    return _iterator_type()(seq=seq, pos=size - 1, rtype=rtype, **new_object_kwargs())
+
+
+@fail_safe(NAME)
+def _call_reversed(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_reversed(tx, obj)``: ``reversed(x)`` of a list, tuple or range."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    tx, obj = args
+    return _reverse_iterator(tx, obj)
+
+
+@gate(_call_reversed)
+def _call_reversed_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_reversed``: ``reversed(x)`` of anything but
+    a list, tuple or range tracker goes straight to Dynamo (one type test)."""
+
+    def call_reversed(self, tx, obj, *args, **kwargs):
+        kinds = _kinds or _load_kinds()
+        if args or kwargs or type(obj) not in kinds:
+            return original(self, tx, obj, *args, **kwargs)
+        return handle(self, tx, obj, *args, **kwargs)
+
+    return call_reversed
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="reversed(list/tuple/range) is a tuple in compiled code: next() does not consume it, it is "
+    "returned as a tuple, list(it) twice repeats it (torch <2.13)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_reversed (returns a TupleVariable; "
+    "pytorch/pytorch#152262)",
+    mirrors="pytorch/pytorch#185179 (torch 2.15: call_reversed mirrors CPython's builtin_reversed_impl, a lazy "
+    "reverse sequence iterator); #185629/#183077 (2.13: a ListIteratorVariable)",
+    torch="<2.13",
+    fixed_upstream="2.13: call_reversed returns a ListIteratorVariable (#185629); 2.15: builtin_reversed_impl "
+    "(#185179)",
+    targets=(
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _call_reversed_gate,
+               params=("tx", "obj")),
+    ),
+    requires=(
+        "torch._dynamo.variables:ListIteratorVariable",
+        "torch._dynamo.variables:ListVariable",
+        "torch._dynamo.variables:TupleVariable",
+        "torch._dynamo.variables:RangeVariable",
+    ),
+    summary="reversed() of a list, tuple or range is CPython's lazy reverse iterator (consumed by next(), "
+    "its own type; rebuilt outside the frame: graph break)",
+    history=(
+        ("2.5-2.12",
+         "`reversed(x)` is `TupleVariable(reversed(items))`: `next(it)` returns the first item without "
+         "consuming it (twice: the same item), `list(it)` after `next(it)` or a second `list(it)` lists every "
+         "item again, `return reversed(l)` returns a tuple (silently wrong); `for v in reversed(l)` is right"),
+        ("2.13-2.14",
+         "fixed upstream for values: a `ListIteratorVariable` over a snapshot, consumed right; `type(it)` is "
+         "`list_iterator` and `l[0] = 7` after `it = reversed(l)` is not seen (not patched)"),
+        ("2.15+", "CPython's `builtin_reversed_impl` (#185179)"),
+    ),
+)
