@@ -26,6 +26,8 @@ REVERSED = ("reversed-iterator",)
 #: Measured without tdcompat: wrong on 2.5.1-2.12.1 (a tuple; next() returns its first item
 #: without consuming it), right from 2.13.0.
 REVERSED_TUPLE = (Expect("<2.13", WRONG_RESULT),)
+#: 2.13-2.14 iterate a snapshot of the list (a later write is not seen) of type list_iterator.
+REVERSED_SNAPSHOT = (Expect("<2.15", WRONG_RESULT),)
 MODULE_INIT = ("skipped-module-init",)
 
 #: Measured without tdcompat: 2.5.1 cannot call weakref.ref in the compiled region
@@ -205,7 +207,20 @@ def reversed_range_and_tuple(o, x):
     return list(zip(r, t)), list(r), x * len(str(u))
 
 
+def reversed_reads_lazily(o, x):
+    """A write to the list after ``reversed(l)`` shows in what it yields; its type is CPython's."""
+    items = list(o.items)
+    it = reversed(items)
+    items[0] = o.n * 10
+    items.append(x)
+    return list(it), type(it).__name__, x + items[0]
+
+
 CASES: tuple[Case, ...] = (
+    Case("reversed_reads_list_lazily", REVERSED, reversed_reads_lazily, _seq_inputs, vary=_seq_vary,
+         unpatched=REVERSED_SNAPSHOT,
+         doc="`it = reversed(l); l[0] = 10 * n; l.append(x); list(it)`: the write shows, the append does not; "
+             "`type(it)` is `list_reverseiterator` (a tuple on 2.5-2.12, a snapshot list_iterator on 2.13-2.14)"),
     Case("reversed_next_consumes", REVERSED, reversed_consumed, _seq_inputs, unpatched=REVERSED_TUPLE,
          doc="`it = reversed(l); next(it); next(it); list(it); list(it)`: the first item twice and every item "
              "again on 2.5-2.12"),

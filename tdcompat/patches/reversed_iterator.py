@@ -1,4 +1,4 @@
-"""``reversed(seq)`` is a tuple, not an iterator (torch 2.5-2.12).
+"""``reversed(seq)`` is a tuple, not an iterator (torch 2.5-2.12), nor lazy (2.13-2.14).
 
 Symptom: ``it = reversed(l); a = next(it); b = next(it)`` gives ``a == b`` (the first item
 twice); ``next(it)`` then ``list(it)`` lists every item again; ``list(it)`` twice gives the
@@ -23,16 +23,17 @@ starts at index ``len(x) - 1``, and each step reads ``x[index]`` from the list a
 sees it *then* (a list's tracker holds its items as mutated so far), stopping for good once
 ``index`` leaves ``[0, len(x))``. ``python_type()`` is CPython's iterator type. Reading
 nothing else, it needs no guard beyond what reading the sequence already installed.
-Anything that would rebuild the iterator outside the frame (returned, stored, alive at a
-graph break) graph-breaks: a rebuilt copy would no longer read the list. Every other
+On 2.5-2.12 anything that would rebuild the iterator outside the frame (returned, stored,
+alive at a graph break) graph-breaks: a rebuilt copy would no longer read the list. Every other
 argument (dicts, strings, user sequences, ``__reversed__`` of a class): Dynamo's own.
 
-Not applied on 2.13-2.14, where Dynamo's ``ListIteratorVariable`` consumes right and is
-rebuilt at a graph break (as a ``tuple_iterator``): there only ``type(reversed(l))``
-(``list_iterator``) and a list write after ``reversed(l)`` (not seen) differ, and breaking
-where Dynamo rebuilds would cost graphs that are right today. Costs on 2.5-2.12: ``x in it``
-graph-breaks (it was wrong), and on 2.5 ``max``/``min`` of a reversed list of constants
-graph-breaks (2.5 only folds them as constants, which would not consume the iterator).
+On 2.13-2.14 Dynamo's own answer is a ``ListIteratorVariable`` over a snapshot: consumed
+right, but ``type(it)`` is ``list_iterator`` and ``l[0] = 7`` after ``it = reversed(l)`` is
+not seen; there the iterator is rebuilt outside the frame as Dynamo rebuilds its own (an
+iterator over the items still to come, read when rebuilt), so no graph Dynamo compiles
+today is lost. Costs on 2.5-2.12: ``x in it`` graph-breaks (it was wrong), and on 2.5
+``max``/``min`` of a reversed list of constants graph-breaks (2.5 only folds them as
+constants, which would not consume the iterator).
 """
 
 from __future__ import annotations
@@ -119,9 +120,22 @@ def _iterator_type():
             graph_break("reversed() iterator method", name,
                         "tdcompat models reversed() over a list, tuple or range for iteration only")
 
+        def tp_iternext_impl(self, tx):  # 2.13+: the object protocol's tp_iternext
+            return self.next_variable(tx)
+
         def reconstruct(self, codegen):
-            graph_break("reversed() iterator outlives the frame", repr(self),
-                        "CPython's reads the sequence lazily; a rebuilt copy would not")
+            if not hasattr(ListIteratorVariable, "tp_iternext_impl"):
+                graph_break("reversed() iterator outlives the frame", repr(self),
+                            "CPython's reads the sequence lazily; a rebuilt copy would not")
+            # 2.13-2.14: what Dynamo itself rebuilds there, an iterator over the items still to come
+            # (read now, as CPython's would yield them from here), so nothing it rebuilds changes
+            from torch._dynamo.bytecode_transformation import create_instruction
+
+            items = self._items(None)
+            rest = items[self.pos::-1] if 0 <= self.pos < len(items) else []
+            codegen.foreach(rest)
+            codegen.extend_output([create_instruction("BUILD_TUPLE", arg=len(rest)),
+                                   create_instruction("GET_ITER")])
 
         def __repr__(self):
             return f"ReversedIteratorVariable(pos={self.pos})"
@@ -179,14 +193,15 @@ def _call_reversed_gate(original, handle):
 PATCH = Patch(
     name=NAME,
     fixes="reversed(list/tuple/range) is a tuple in compiled code: next() does not consume it, it is "
-    "returned as a tuple, list(it) twice repeats it (torch <2.13)",
+    "returned as a tuple, list(it) twice repeats it (torch <2.13); it is a list_iterator that does not see "
+    "the list's later writes (2.13-2.14)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_reversed (returns a TupleVariable; "
     "pytorch/pytorch#152262)",
     mirrors="pytorch/pytorch#185179 (torch 2.15: call_reversed mirrors CPython's builtin_reversed_impl, a lazy "
     "reverse sequence iterator); #185629/#183077 (2.13: a ListIteratorVariable)",
-    torch="<2.13",
-    fixed_upstream="2.13: call_reversed returns a ListIteratorVariable (#185629); 2.15: builtin_reversed_impl "
-    "(#185179)",
+    torch="<2.15",
+    fixed_upstream="2.15: call_reversed mirrors CPython's builtin_reversed_impl (#185179; 2.13's #185629 made it "
+    "a ListIteratorVariable)",
     targets=(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _call_reversed_gate,
                params=("tx", "obj")),
@@ -205,8 +220,8 @@ PATCH = Patch(
          "consuming it (twice: the same item), `list(it)` after `next(it)` or a second `list(it)` lists every "
          "item again, `return reversed(l)` returns a tuple (silently wrong); `for v in reversed(l)` is right"),
         ("2.13-2.14",
-         "fixed upstream for values: a `ListIteratorVariable` over a snapshot, consumed right; `type(it)` is "
-         "`list_iterator` and `l[0] = 7` after `it = reversed(l)` is not seen (not patched)"),
+         "a `ListIteratorVariable` over a snapshot, consumed right; `type(it)` is `list_iterator` and "
+         "`l[0] = 7` after `it = reversed(l)` is not seen (silently wrong)"),
         ("2.15+", "CPython's `builtin_reversed_impl` (#185179)"),
     ),
 )
