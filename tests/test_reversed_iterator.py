@@ -9,6 +9,7 @@ are asserted wrong without the patch on 2.5-2.12 (reverted in-process).
 
 from __future__ import annotations
 
+import enum
 import itertools
 
 import pytest
@@ -170,3 +171,37 @@ def test_type_and_lazy_reads():
     assert _outcome(type_and_lazy) == "ok"
     with without_patch(NAME):
         assert _outcome(type_and_lazy) == "wrong"
+
+
+class BackwardsMeta(enum.EnumMeta):
+    """Iterates backwards; inherits EnumMeta.__reversed__ (which walks the members forwards reversed)."""
+
+    def __iter__(cls):
+        return reversed([cls._member_map_[name] for name in cls._member_names_])
+
+
+class Backwards(enum.Enum, metaclass=BackwardsMeta):
+    A = 1
+    B = 2
+    C = 3
+
+
+class Forwards(enum.Enum):
+    A = 1
+    B = 2
+
+
+def reversed_enum(x, o):
+    return [m.name for m in reversed(Backwards)], [m.name for m in reversed(Forwards)], x + o.n
+
+
+def test_reversed_enum_class_with_its_own_iter():
+    """CPython runs ``type(E).__reversed__``; 2.12 reversed what ``__iter__`` yields (silently wrong)."""
+    got = _outcome(reversed_enum)
+    if TORCH < (2, 13):
+        assert got == "Unsupported", got
+        if TORCH >= (2, 12):
+            with without_patch(NAME):
+                assert _outcome(reversed_enum) == "wrong"
+    else:
+        assert got == "ok", got

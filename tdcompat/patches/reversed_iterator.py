@@ -25,7 +25,11 @@ sees it *then* (a list's tracker holds its items as mutated so far), stopping fo
 nothing else, it needs no guard beyond what reading the sequence already installed.
 On 2.5-2.12 anything that would rebuild the iterator outside the frame (returned, stored,
 alive at a graph break) graph-breaks: a rebuilt copy would no longer read the list. Every other
-argument (dicts, strings, user sequences, ``__reversed__`` of a class): Dynamo's own.
+argument (dicts, strings, user sequences, ``__reversed__`` of a class): Dynamo's own, except
+``reversed(E)`` of an Enum class whose metaclass has an ``__iter__`` or ``__reversed__`` of its
+own, which graph-breaks: Dynamo reverses what ``__iter__`` yields where CPython runs
+``__reversed__`` (2.12.1: ``RevMeta.__iter__`` iterating backwards gave the members forwards;
+right from 2.13).
 
 On 2.13-2.14 Dynamo's own answer is a ``ListIteratorVariable`` over a snapshot: consumed
 right, but ``type(it)`` is ``list_iterator`` and ``l[0] = 7`` after ``it = reversed(l)`` is
@@ -37,6 +41,8 @@ constants, which would not consume the iterator).
 """
 
 from __future__ import annotations
+
+import functools
 
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate
@@ -50,9 +56,43 @@ _ITERATOR: list = []
 def _load_kinds() -> tuple:
     global _kinds
     from torch._dynamo import variables
+    from torch._dynamo.variables import user_defined
 
-    _kinds = (variables.ListVariable, variables.TupleVariable, variables.RangeVariable)
+    # the sequences it models, then the class trackers (2.11: UserDefinedEnumClassVariable too)
+    _kinds = (variables.ListVariable, variables.TupleVariable, variables.RangeVariable,
+              user_defined.UserDefinedClassVariable,
+              *[k for k in (getattr(user_defined, "UserDefinedEnumClassVariable", None),) if k is not None])
     return _kinds
+
+
+@functools.lru_cache(maxsize=None)
+def _tuple_era() -> bool:
+    """torch <2.13, where Dynamo's ``reversed()`` is a tuple (2.13 made it an iterator)."""
+    import torch
+
+    from ..versions import parse_torch_version
+
+    return parse_torch_version(torch.__version__).release[:2] < (2, 13)
+
+
+def _reversed_enum_class(obj):
+    """``reversed(E)`` of an Enum class: CPython runs ``type(E).__reversed__``; Dynamo reverses
+    what iterating ``E`` gives (2.12: through ``type(E).__iter__``). Those agree when the
+    metaclass leaves both to ``enum.EnumMeta`` (both walk ``_member_names_``): Dynamo's then.
+    A metaclass with its own ``__iter__`` or ``__reversed__`` (one that iterates backwards
+    inherits a ``__reversed__`` that does not): graph break. Any other class: Dynamo's."""
+    import enum
+
+    from ..dynamo_api import graph_break, static_lookup
+
+    cls = getattr(obj, "value", None)
+    if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+        return DEFER
+    meta = type(cls)
+    if all(static_lookup(meta, name) is static_lookup(enum.EnumMeta, name) for name in ("__iter__", "__reversed__")):
+        return DEFER
+    graph_break("reversed() of an Enum class with a metaclass protocol of its own", repr(cls),
+                "CPython runs type(E).__reversed__; Dynamo reverses what type(E).__iter__ yields")
 
 
 def _iterator_type():
@@ -124,7 +164,7 @@ def _iterator_type():
             return self.next_variable(tx)
 
         def reconstruct(self, codegen):
-            if not hasattr(ListIteratorVariable, "tp_iternext_impl"):
+            if _tuple_era():
                 graph_break("reversed() iterator outlives the frame", repr(self),
                             "CPython's reads the sequence lazily; a rebuilt copy would not")
             # 2.13-2.14: what Dynamo itself rebuilds there, an iterator over the items still to come
@@ -150,6 +190,8 @@ def _reverse_iterator(tx, obj):
     from ..dynamo_api import new_object_kwargs
 
     kind = type(obj)
+    if kind in (_kinds or _load_kinds())[3:]:
+        return _reversed_enum_class(obj) if _tuple_era() else DEFER
     if kind is variables.ListVariable:
         seq, rtype = obj, type(reversed([]))
     elif kind is variables.TupleVariable:
