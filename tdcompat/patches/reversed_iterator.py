@@ -45,11 +45,11 @@ from __future__ import annotations
 import functools
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, fail_safe
 
 NAME = "reversed-iterator"
 
-_kinds: tuple = ()  # (ListVariable, TupleVariable, RangeVariable), once loaded
+_kinds: tuple = ()  # (ListVariable, TupleVariable, RangeVariable, the class trackers), once loaded
 _ITERATOR: list = []
 
 
@@ -114,11 +114,11 @@ def _iterator_type():
             self.pos = pos
             self.rtype = rtype
 
-        def _items(self, tx):
+        def _items(self):
             return self.seq if isinstance(self.seq, list) else self.seq.items
 
         def _step(self, tx):
-            items = self._items(tx)
+            items = self._items()
             if 0 <= self.pos < len(items):
                 tx.output.side_effects.mutation(self)
                 self.pos -= 1
@@ -171,7 +171,7 @@ def _iterator_type():
             # (read now, as CPython's would yield them from here), so nothing it rebuilds changes
             from torch._dynamo.bytecode_transformation import create_instruction
 
-            items = self._items(None)
+            items = self._items()
             rest = items[self.pos::-1] if 0 <= self.pos < len(items) else []
             codegen.foreach(rest)
             codegen.extend_output([create_instruction("BUILD_TUPLE", arg=len(rest)),
@@ -200,13 +200,10 @@ def _reverse_iterator(tx, obj):
         seq, rtype = list(obj.unpack_var_sequence(tx)), type(reversed(range(0)))
     else:
         return DEFER
-    if not isinstance(seq, list) and type(seq.items) is not list:
-        return DEFER
-    pyt = obj.python_type()
-    if pyt not in (list, tuple, range):
+    items = seq if isinstance(seq, list) else seq.items
+    if type(items) is not list or obj.python_type() not in (list, tuple, range):
         return DEFER  # a subclass (its own __reversed__, __getitem__ or __len__)
-    size = len(seq) if isinstance(seq, list) else len(seq.items)
-    return _iterator_type()(seq=seq, pos=size - 1, rtype=rtype, **new_object_kwargs())
+    return _iterator_type()(seq=seq, pos=len(items) - 1, rtype=rtype, **new_object_kwargs())
 
 
 @fail_safe(NAME)
@@ -216,20 +213,6 @@ def _call_reversed(wrapped, instance, args, kwargs):
         return DEFER
     tx, obj = args
     return _reverse_iterator(tx, obj)
-
-
-@gate(_call_reversed)
-def _call_reversed_gate(original, handle):
-    """What is installed on ``BuiltinVariable.call_reversed``: ``reversed(x)`` of anything but
-    a list, tuple or range tracker goes straight to Dynamo (one type test)."""
-
-    def call_reversed(self, tx, obj, *args, **kwargs):
-        kinds = _kinds or _load_kinds()
-        if args or kwargs or type(obj) not in kinds:
-            return original(self, tx, obj, *args, **kwargs)
-        return handle(self, tx, obj, *args, **kwargs)
-
-    return call_reversed
 
 
 PATCH = Patch(
@@ -245,7 +228,7 @@ PATCH = Patch(
     fixed_upstream="2.15: call_reversed mirrors CPython's builtin_reversed_impl (#185179; 2.13's #185629 made it "
     "a ListIteratorVariable)",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _call_reversed_gate,
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_reversed", _call_reversed,
                params=("tx", "obj")),
     ),
     requires=(
