@@ -31,6 +31,7 @@ import functools
 import importlib
 import inspect
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import wrapt
@@ -131,6 +132,7 @@ def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool
         return handle
     fast = handler(inner, handle)
     if _signature(fast) not in (signature, _GENERIC[static]):
+        _UNFIT.add(handle)
         return handle
     _mark(fast, inner)
     return fast
@@ -144,6 +146,10 @@ _GENERIC = {
              ("kwargs", inspect.Parameter.VAR_KEYWORD, inspect.Parameter.empty)]
     for static in (False, True)
 }
+
+
+#: Layers that are a gate's handler alone, the gate not fitting (see :func:`unfit_gates`).
+_UNFIT: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def _mark(function: Any, inner: Any) -> None:
@@ -170,6 +176,30 @@ def is_layer(obj: Any) -> bool:
 def wrapped_methods() -> Dict[str, List[str]]:
     """Every Dynamo method tdcompat wraps now -> the patches handling it, in call order."""
     return {method.qualname: [name for name, _ in method.handlers] for method in _METHODS.values()}
+
+
+def unfit_gates() -> List[str]:
+    """``"<method>: <patch>"`` for each gate installed as its handler alone, its signature being
+    neither Dynamo's method's nor ``(self, *args, **kwargs)`` (or the method not a plain
+    function): correct, but every call then pays the handler's fail-safe. Empty in a sound build."""
+    unfit = []
+    for method in _METHODS.values():
+        gated = [name for name, h in method.handlers if _handler_of(h) is not h]
+        if not gated:
+            continue
+        layer = getattr(method.wrapper, "__func__", method.wrapper)
+        if type(layer) is wrapt.FunctionWrapper:
+            unfit += [f"{method.qualname}: {name}" for name in gated]
+            continue
+        layers = []
+        while getattr(layer, "__tdcompat_layer__", False) is True:
+            layers.append(layer)
+            layer = layer.__wrapped__
+        first: Dict[Any, str] = {}  # one layer per handler, as _chain installs them
+        for name, handler in method.handlers:
+            first.setdefault(handler, name)
+        unfit += [f"{method.qualname}: {name}" for name, layer in zip(first.values(), layers) if layer in _UNFIT]
+    return unfit
 
 
 def resolve(path: str) -> Any:

@@ -115,8 +115,9 @@ def gate(handler: Handler) -> Callable[[Callable[..., Any]], Callable[..., Any]]
 
     For a method Dynamo calls for nearly everything it traces. ``factory`` returns
     a function with the exact signature of Dynamo's method, or ``(self, *args,
-    **kwargs)`` where that differs between releases (the installer checks it, and
-    installs ``handler`` alone where it does not fit) that calls
+    **kwargs)`` where that differs between releases (the installer checks it,
+    installs ``handler`` alone where it does not fit, and ``installer.unfit_gates()``
+    names it: a test holds that list empty on every release) that calls
     ``original(self, ...)`` for every call it can tell is not its pattern and
     ``handle(self, ...)`` (``handler`` under the fail-safe) for the rest. Its test
     must not raise: wrap it in ``try`` and send the call to ``handle`` on any error,

@@ -15,7 +15,7 @@ import torch
 from tdcompat import lifecycle
 from tdcompat.registry import Registry, State, TdcompatError, TdcompatWarning
 from tdcompat.spec import Patch, Target
-from tdcompat.wrappers import DEFER, fail_safe
+from tdcompat.wrappers import DEFER, fail_safe, gate
 
 MODULE = "tdcompat_test_double_target"
 
@@ -761,3 +761,52 @@ def test_when_holds_on_the_releases_it_names(key):
     target = next(t for t in patch.targets if f"{t.owner}.{t.attribute}" == key[1])
     release = Version(Version(torch.__version__).base_version)
     assert bool(target.when()) == (release in SpecifierSet(WHEN_RELEASES[key])), torch.__version__
+
+
+def _greet_gate(signature):
+    """A gate in front of ``shout`` for ``Base.greet`` with one of three signatures."""
+
+    @gate(shout)
+    def factory(original, handle):
+        if signature == "exact":
+            def greet(self, name):
+                return original(self, name) if name == "pass" else handle(self, name)
+        elif signature == "generic":
+            def greet(self, *args, **kwargs):
+                return original(self, *args, **kwargs) if args == ("pass",) else handle(self, *args, **kwargs)
+        else:
+            def greet(self, name, *args, **kwargs):  # neither Dynamo's method's nor any call's
+                return original(self, name) if name == "pass" else handle(self, name, *args, **kwargs)
+        return greet
+
+    return factory
+
+
+@pytest.mark.parametrize("signature", ["exact", "generic", "unfit"])
+def test_a_gate_that_does_not_fit_is_installed_as_its_handler_and_reported(signature):
+    from tdcompat.installer import unfit_gates
+
+    original = vars(Base)["greet"]
+    reg = Registry([make(handler=_greet_gate(signature))])
+    reg.apply("double", strict=False)
+    try:
+        installed = vars(Base)["greet"]
+        assert [Base().greet(n) for n in ("pass", "x")] == ["hello pass", "HELLO X"]
+        assert (installed.__code__.co_name == "greet") == (signature != "unfit")
+        assert unfit_gates() == ([f"{MODULE}.Base.greet: double"] if signature == "unfit" else [])
+    finally:
+        reg.revert("double", "t")
+    assert vars(Base)["greet"] is original and unfit_gates() == []
+
+
+def test_every_gate_of_the_real_patches_is_installed_as_a_gate():
+    """A gate whose signature fits neither Dynamo's method on this torch nor ``(self, *args,
+    **kwargs)`` leaves its handler, fail-safe and all, on every call of a hot method."""
+    from conftest import last_json, run_python
+
+    out = last_json(run_python("""
+        import json, torch._dynamo, tdcompat
+        from tdcompat.installer import unfit_gates, wrapped_methods
+        print(json.dumps([unfit_gates(), len(wrapped_methods())]))
+    """))
+    assert out[0] == [] and out[1] > 0

@@ -200,10 +200,10 @@ def _call_iter_gate(original, handle):
 def _call_reversed_gate(original, handle):
     """What is installed on ``BuiltinVariable.call_reversed``: as ``_call_iter_gate``."""
 
-    def call_reversed(self, tx, obj, *args, **kwargs):
-        if _kinds and not args and not kwargs and type(obj) not in _kinds:
-            return original(self, tx, obj)
-        return handle(self, tx, obj, *args, **kwargs)
+    def call_reversed(self, *args, **kwargs):  # any call: Dynamo's takes (tx, obj) only
+        if _kinds and len(args) == 2 and not kwargs and type(args[1]) not in _kinds:
+            return original(self, *args)
+        return handle(self, *args, **kwargs)
 
     return call_reversed
 

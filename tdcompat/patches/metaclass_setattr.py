@@ -53,10 +53,10 @@ def _store_attr_gate(original, handle):
     tracker goes straight to Dynamo after one type test."""
     from torch._dynamo.variables.user_defined import UserDefinedClassVariable
 
-    def store_attr(self, item, *args, **kwargs):
-        if not isinstance(item, UserDefinedClassVariable):
-            return original(self, item, *args, **kwargs)
-        return handle(self, item, *args, **kwargs)
+    def store_attr(self, *args, **kwargs):  # any call: 2.13 added mutation_kind=
+        if args and not isinstance(args[0], UserDefinedClassVariable):
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
 
     return store_attr
 
