@@ -1312,7 +1312,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # min/max with a key function (2.15 takes key= in BuiltinVariable._call_min_max: dunder-dict-order's
             # _min_max); appended last: a new entry moves the seed-0 CI set (tests/fuzz_known.json re-recorded)
             "max({o}.__dict__, key=lambda _k: (len(_k), _k))",
-            "min({o}.__dict__.keys(), key=lambda _k: (-len(_k), _k))")
+            "min({o}.__dict__.keys(), key=lambda _k: (-len(_k), _k))",
+            # whole consumers of a view or the dict (dunder-dict-views' _whole_* and _list_extend, 2.5-2.11)
+            "dict({o}.__dict__.items())", "{o}.__dict__.copy()", "[*{o}.__dict__.values()]",
+            "tuple({o}.__dict__.items())", "sorted({o}.__dict__.keys(), reverse=True)",
+            "[*{o}.__dict__]", "dict(vars({o}))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS) if form.startswith(("type(", "isinstance(", "frozenset(", "set(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 

@@ -489,8 +489,36 @@ def values_listed(o, x):
     return [type(v).__name__ for v in list(o.__dict__.values())], x + 1
 
 
+def star_in_try(o, x):
+    try:
+        s = [*o.__dict__.values()], [*o.__dict__], [*vars(o).items()]
+    except TypeError:
+        s = "TypeError"
+    return s, x + 1
+
+
+def extended(o, x):
+    out = [0]
+    out.extend(o.__dict__.keys())
+    o.c = 5  # read back: the list is a copy, the dict live
+    out.extend(o.__dict__)
+    return out, x + 1
+
+
+def copied(o, x):
+    d = o.__dict__.copy()
+    d["zz"] = 1
+    o.c = 5
+    return d, o.__dict__.copy(), dict(vars(o)), sorted(o.__dict__, reverse=True), x + 1
+
+
+def dict_of_items_then_kwargs(o, x):
+    return dict(o.__dict__.items(), a=0), dict(o.__dict__, zz=1), tuple(o.__dict__.items()), x + 1
+
+
+WHOLE = (consumers, dict_of_items, star_in_try, extended, copied, dict_of_items_then_kwargs)
 VIEWS = (set_of_keys, frozenset_of_keys, consumers, dict_of_items, set_of_items_len, views_compared, views_ne,
-         keys_or, values_listed)
+         keys_or, values_listed, star_in_try, extended, copied, dict_of_items_then_kwargs)
 
 
 @pytest.mark.parametrize("made", (False, True), ids=("input", "made"))
@@ -503,6 +531,24 @@ def test_view_consumers(fn, cls, made):
     make = (lambda call: (torch.randn(3) * call,)) if made else _inputs(cls)
     for fullgraph in (True, False):
         _check(run, make, fullgraph, True)
+
+
+@pytest.mark.parametrize("fn", WHOLE, ids=lambda f: f.__name__)
+def test_whole_consumers_compile_where_views_apply(fn):
+    """``list``/``tuple``/``sorted``/``dict`` of a view or of ``o.__dict__``, ``[*view]``, ``l.extend(view)``
+    and ``o.__dict__.copy()`` (``dunder-dict-views``, 2.5-2.11) take the entries at once: they compile
+    (2.5's ``dict()`` with keywords excepted) and equal eager. Without the patch every one breaks. (With it, up to this
+    change, ``[*view]`` on 2.10-2.11 raised an observed TypeError: the ``except`` branch, silently wrong.)"""
+    from tests.test_never_worse import _applied, _without
+
+    if not _applied("dunder-dict-views"):
+        pytest.skip("dunder-dict-views is not applied on this torch")
+    expect = "break" if fn is dict_of_items_then_kwargs and _release() < Version("2.6") else "compiled"
+    for cls in CLASSES:
+        assert _check(fn, _inputs(cls), True, True) == expect, cls
+        assert _check(_made(fn, cls), lambda call: (torch.randn(3) * call,), True, True) == expect, cls
+    with _without("dunder-dict-views"):
+        assert _check(fn, _inputs(Plain), True, True) == "break"
 
 
 def test_set_of_keys_compiles_where_views_apply():

@@ -765,7 +765,22 @@ def input_dict_add_during_iteration(x, o):
     return x + len(seen), seen
 
 
+def input_dict_whole_consumers(x, o):
+    """``list``/``tuple``/``sorted``/``dict``/``copy``/``[*...]`` of ``o.__dict__`` and its views: CPython
+    takes every entry at once; a write between two consumers shows in the next one, not in a copy."""
+    keys = list(o.__dict__)
+    o.c = x + 1
+    d = o.__dict__.copy()
+    d["local"] = 1
+    return (x * 2, keys, tuple(o.__dict__.keys()), sorted(o.__dict__, reverse=True), dict(o.__dict__.items()), d,
+            [*o.__dict__.values()], dict(vars(o)))
+
+
 CASES = CASES + (
+    Case("dict_views_whole_consumers", ("dunder-dict-views",), input_dict_whole_consumers,
+         lambda: (torch.randn(3), Ordered()), vary=_reorder, torch="<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="list/tuple/sorted/dict/copy/[*...] of o.__dict__ and its views, a write between two of them"),
     Case("dict_views_made_module_values", ("dunder-dict-views",), made_module_dict_values, _x, torch="<2.12",
          unpatched=(Expect("<2.12", GRAPH_BREAK),),
          doc="for val in self.__dict__.values() on a module made in the frame (TorchRL 0.6's vmap_randomness)"),

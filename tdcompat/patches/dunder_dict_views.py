@@ -36,8 +36,17 @@ A step of a live iteration inside a generator that Dynamo runs to its end at onc
 generator runs ahead of its consumer, so a key the consumer adds between two steps raised no
 ``RuntimeError`` (``for i, kv in enumerate(o.__dict__.items()): o.new = 1``, issue 26). That costs
 ``enumerate(view)``, ``any(... for k in o.__dict__)``, ``sum(...)`` of a generator over a view on
-2.5/2.6 (a break, as without tdcompat). ``list(obj.__dict__.values())`` and other consumers still
-break.
+2.5/2.6 (a break, as without tdcompat).
+Whole consumers: ``list``, ``tuple``, ``sorted`` (of a view or of ``o.__dict__``/``vars(o)``), ``dict``
+(of the items view or of the instance dict itself, keywords passed on), ``[*view]``/``l.extend(view)``
+(``ListVariable.call_method("extend")``) and ``o.__dict__.copy()`` get a tuple of the entries read now
+(same keys-and-order guards) and run Dynamo's own builtin on it. Sound because CPython takes every
+entry before it returns and runs no user code between two entries (``list_extend`` and
+``PySequence_Tuple`` step the dict's own iterator; ``sorted`` makes its list before it compares;
+``dict()`` inserts ``str`` keys; ``copy`` is ``dict(o.__dict__)``), so nothing can change the dict
+in between. ``dict(view)`` of a ``keys()`` or ``values()`` view defers (pairs of 2-character names
+would be consumed as pairs). Lazy consumers (``enumerate``, ``zip``, ``map``, generators, loops)
+stay live iterations.
 On 2.9-2.11 ``iter()`` is a polyfill that asks ``hasattr(obj.__dict__, "__iter__")`` first:
 answered as ``dict`` would (``GetAttrVariable.call_obj_hasattr``, inherited, wrapped there only).
 """
@@ -60,12 +69,12 @@ from ..dynamo_api import (
     raise_observed,
 )
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "dunder-dict-views"
 
 _VIEWS = ("keys", "values", "items")
-_HANDLED = frozenset(_VIEWS + ("__len__", "__iter__"))
+_HANDLED = frozenset(_VIEWS + ("__len__", "__iter__", "copy"))
 
 def _current_keys(tx, obj):
     """The keys of ``obj.__dict__`` at this point of the frame, in CPython's order, or None
@@ -319,6 +328,11 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         return ConstantVariable.create(len(keys))
     if name == "__iter__":
         return make_iterator(obj, "keys", keys)
+    if name == "copy":  # a new dict of the entries now: dict(o.__dict__) in CPython too
+        from torch._dynamo.variables import BuiltinVariable, TupleVariable
+
+        pairs = TupleVariable([_entry(tx, obj, "items", key) for key in keys])
+        return BuiltinVariable(dict).call_function(tx, [pairs], {})
     return view(obj, name)
 
 
@@ -399,6 +413,119 @@ def _frozenset_gate(wrapped, instance, args, kwargs):
     return _frozenset(wrapped, instance, args, kwargs)
 
 
+#: The trackers a whole-consumer builtin hands to this patch (its views and ``GetAttrVariable``), once
+#: loaded; until then every call reaches the handler, which loads them.
+_CONSUMED: tuple = ()
+
+#: What each builtin accepts as its one positional argument: ``dict()`` builds from pairs, so only the
+#: items view and the instance dict itself (a ``keys()`` view of 2-character names would be pairs too).
+_WHOLE_KINDS = {"list": ("keys", "values", "items", "dict"), "tuple": ("keys", "values", "items", "dict"),
+                "sorted": ("keys", "values", "items", "dict"), "dict": ("items", "dict")}
+
+
+def _consumed_types() -> tuple:
+    global _CONSUMED
+    from torch._dynamo.variables import GetAttrVariable
+
+    _CONSUMED = (_view_types()[0], GetAttrVariable)
+    return _CONSUMED
+
+
+def _whole_entries(tx, arg, builtin: str):
+    """The entries ``builtin(arg)`` takes, read now, for one of this patch's views or an instance dict
+    it can list (``o.__dict__``, ``vars(o)``: its keys, or its items for ``dict``); else None."""
+    view_type, getattr_type = _CONSUMED or _consumed_types()
+    if type(arg) is view_type:
+        if arg.kind not in _WHOLE_KINDS[builtin]:
+            return None
+        return arg.entries_now(tx)
+    if type(arg) is not getattr_type or getattr(arg, "name", None) != "__dict__":
+        return None
+    if type(arg.obj) not in instance_dict_receiver_types():
+        return None
+    keys = _current_keys(tx, arg.obj)
+    if keys is None:
+        return None
+    return [_entry(tx, arg.obj, "items" if builtin == "dict" else "keys", name) for name in keys]
+
+
+def _whole(builtin: str):
+    """The handler for ``BuiltinVariable.call_<builtin>(tx, arg, **kwargs)``."""
+
+    @fail_safe(NAME)
+    def handler(wrapped, instance, args, kwargs):
+        if len(args) != 2 or (kwargs and builtin in ("list", "tuple")):
+            return DEFER
+        tx, arg = args
+        entries = _whole_entries(tx, arg, builtin)
+        if entries is None:
+            return DEFER
+        from torch._dynamo.variables import TupleVariable
+
+        effects_begin()
+        return wrapped(tx, TupleVariable(entries), **kwargs)
+
+    handler.__name__ = handler.__qualname__ = f"_whole_{builtin}"
+    handler.__doc__ = (
+        f"``{builtin}(view)``, ``{builtin}(o.__dict__)``: CPython takes every entry at once (``list`` and "
+        "``tuple`` extend from the iterator, ``sorted`` lists before it compares, ``dict`` inserts str keys), "
+        "running no user code between two entries, so a tuple of the entries read now is what it sees.")
+    return handler
+
+
+def _whole_gate(builtin: str):
+    """What is installed on ``BuiltinVariable.call_<builtin>``: an argument that is neither a view nor a
+    ``GetAttrVariable`` goes straight to Dynamo after one type test."""
+
+    @gate(_whole(builtin))
+    def factory(original, handle):
+        def consume(self, *args, **kwargs):  # any call: the methods' parameters differ
+            if _CONSUMED and (len(args) != 2 or type(args[1]) not in _CONSUMED):
+                return original(self, *args, **kwargs)
+            return handle(self, *args, **kwargs)
+
+        return consume
+
+    return factory
+
+
+_WHOLE_GATES = {builtin: _whole_gate(builtin) for builtin in _WHOLE_KINDS}
+
+
+@fail_safe(NAME)
+def _list_extend(wrapped, instance, args, kwargs):
+    """``ListVariable.call_method(tx, "extend", [arg], {})``: ``l.extend(view)``, ``[*view]``,
+    ``[*o.__dict__]`` (``LIST_EXTEND``). CPython extends from the iterator, no user code between two
+    entries; Dynamo cannot unpack a view and raised an observed TypeError (2.10-2.11: ``try: [*view]
+    except TypeError`` took the ``except`` branch) or broke."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    tx, name, call_args, call_kwargs = args
+    if name != "extend" or len(call_args) != 1 or call_kwargs:
+        return DEFER
+    entries = _whole_entries(tx, call_args[0], "list")
+    if entries is None:
+        return DEFER
+    from torch._dynamo.variables import TupleVariable
+
+    effects_begin()
+    return wrapped(tx, name, [TupleVariable(entries)], {})
+
+
+@gate(_list_extend)
+def _list_extend_gate(original, handle):
+    """What is installed on ``ListVariable.call_method``: any method but ``extend``, and ``extend`` of
+    anything but a view or ``GetAttrVariable``, goes straight to Dynamo (a string and a type test)."""
+
+    def call_method(self, *args, **kwargs):  # any call
+        if len(args) != 4 or args[1] != "extend" or (
+                _CONSUMED and (len(args[2]) != 1 or type(args[2][0]) not in _CONSUMED)):
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return call_method
+
+
 def _iter_is_a_polyfill() -> bool:
     """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""  # noqa: E501 - the docs render this one line
     from torch._dynamo.polyfills import builtins
@@ -437,6 +564,10 @@ PATCH = Patch(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_set", _set_gate, params=("tx",)),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_frozenset", _frozenset_gate,
                params=("tx",)),
+        *(Target("torch._dynamo.variables.builtin", "BuiltinVariable", f"call_{builtin}", factory,
+                 params=("tx",)) for builtin, factory in _WHOLE_GATES.items()),
+        Target("torch._dynamo.variables.lists", "ListVariable", "call_method", _list_extend_gate,
+               params=("tx", "name", "args", "kwargs")),
     ),
     requires=(
         "torch._dynamo.variables:DeletedVariable",
