@@ -776,7 +776,22 @@ def input_dict_whole_consumers(x, o):
             [*o.__dict__.values()], dict(vars(o)))
 
 
+def input_dict_copy(x, o):
+    """``o.__dict__.copy()`` is a new dict: a write to the copy leaves ``o`` alone, a later attribute
+    store leaves the copy alone (upstream's ``test_dunder_dict_copy_does_not_alias_instance_dict``)."""
+    d = o.__dict__.copy()
+    d["local"] = x
+    o.c = x + 1
+    return x * 2, d, vars(o).copy(), list(o.__dict__)
+
+
 CASES = CASES + (
+    Case("dunder_dict_copy_input", ("dunder-dict-copy",), input_dict_copy,
+         lambda: (torch.randn(3), Ordered()), vary=_reorder, torch=">=2.12,<2.13",
+         unpatched=(Expect(">=2.12,<2.13", GRAPH_BREAK,
+                           detail="InternalTorchDynamoError: AttributeError: 'SideEffectsProxyDict' object has no "
+                           "attribute 'copy'"),),
+         doc="o.__dict__.copy() and vars(o).copy() of an object passed in, a store after the copy (2.12 crashed)"),
     Case("dict_views_whole_consumers", ("dunder-dict-views",), input_dict_whole_consumers,
          lambda: (torch.randn(3), Ordered()), vary=_reorder, torch="<2.12",
          unpatched=(Expect("<2.12", GRAPH_BREAK),),

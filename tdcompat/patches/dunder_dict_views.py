@@ -18,11 +18,13 @@ frame added. The views are live, as CPython's are: ``len``, ``in`` and each step
 iteration read the attributes as they are then; a change of size during an iteration
 raises ``RuntimeError`` in the trace (2.6+; a graph break on 2.5), any other change of keys
 graph-breaks. A view or iterator that would outlive the graph (returned, or alive at a graph
-break) graph-breaks instead of being rebuilt as a copy. Deferred to Dynamo (a graph break):
-a key deleted and stored again in the frame (its place is not in Dynamo's record; deletions
-are noted from ``SideEffects.store_attr``), a stored name that is a data descriptor of the
-class (a slot or property), a placeholder key the frame did not store first, a class with
-its own ``__getattribute__``, objects without an instance dict. ``set(view)`` is built from the
+break) graph-breaks instead of being rebuilt as a copy. Deferred to Dynamo (a graph break): an
+instance dict that is not exactly a ``dict`` (a subclass's own ``keys``/``__iter__``/``copy`` would
+run in CPython; an input's is guarded ``TYPE_MATCH``), a key deleted and stored again in the
+frame (its place is not in Dynamo's record; deletions are noted from ``SideEffects.store_attr``),
+a stored name that is a data descriptor of the class (a slot or property), a placeholder key the
+frame did not store first, a class with its own ``__getattribute__``, objects without an instance
+dict. ``set(view)`` is built from the
 view's entries at once (``BuiltinVariable.call_set``; no user code runs in between, same guards as
 the iteration; 2.8-2.10 raised an observed TypeError there, issue 26); ``frozenset(view)`` and the
 comparisons and set operators of a view (``==``, ``!=``, ``|``, ``&``, ``-``, ``^``, ``isdisjoint``)
@@ -85,8 +87,8 @@ def _current_keys(tx, obj):
     value = getattr(obj, "value", None)
     real = getattr(value, "__dict__", None)
     cls = type(value)
-    if not isinstance(real, dict) or cls.__getattribute__ is not object.__getattribute__:
-        return None
+    if type(real) is not dict or cls.__getattribute__ is not object.__getattribute__:
+        return None  # (a dict subclass's own keys()/__iter__/copy() would run in CPython)
     record = pending_stores(tx.output.side_effects, obj)
     made = made_in_frame(obj)
     if made:
@@ -105,10 +107,13 @@ def _current_keys(tx, obj):
         if is_data_descriptor(cls, name) and (name not in real or made):
             return None  # a stored slot or property name: perhaps not in __dict__ at all
     if not made:
+        from torch._dynamo.guards import GuardBuilder, install_guard
         from torch._dynamo.source import AttrSource
 
         effects_begin()
-        guard_dict_keys_in_order(tx, AttrSource(obj.source, "__dict__"))
+        source = AttrSource(obj.source, "__dict__")
+        install_guard(source.make_guard(GuardBuilder.TYPE_MATCH))  # still an exact dict
+        guard_dict_keys_in_order(tx, source)
     return keys
 
 
