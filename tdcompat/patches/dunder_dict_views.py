@@ -308,6 +308,8 @@ def _view_types():
         return InstanceDictIterator([ConstantVariable.create(k) for k in keys], obj=obj, kind=kind,
                                     keys=keys, **new_object_kwargs())
 
+    global _CONSUMED
+    _CONSUMED = ()  # the whole consumers' gates reload their types, this view among them
     return InstanceDictView, make_iterator
 
 
@@ -429,18 +431,21 @@ _WHOLE_KINDS = {"list": ("keys", "values", "items", "dict"), "tuple": ("keys", "
 
 
 def _consumed_types() -> tuple:
+    """``(GetAttrVariable,)``, plus the view tracker once it exists (``_view_types`` empties
+    ``_CONSUMED`` when it makes it): a builtin called before any view was made does not make one."""
     global _CONSUMED
     from torch._dynamo.variables import GetAttrVariable
 
-    _CONSUMED = (_view_types()[0], GetAttrVariable)
+    views = (_view_types()[0],) if _view_types.cache_info().currsize else ()
+    _CONSUMED = (GetAttrVariable, *views)
     return _CONSUMED
 
 
 def _whole_entries(tx, arg, builtin: str):
     """The entries ``builtin(arg)`` takes, read now, for one of this patch's views or an instance dict
     it can list (``o.__dict__``, ``vars(o)``: its keys, or its items for ``dict``); else None."""
-    view_type, getattr_type = _CONSUMED or _consumed_types()
-    if type(arg) is view_type:
+    getattr_type, *views = _CONSUMED or _consumed_types()
+    if views and type(arg) is views[0]:
         if arg.kind not in _WHOLE_KINDS[builtin]:
             return None
         return arg.entries_now(tx)
