@@ -1011,7 +1011,7 @@ def test_enumerate_of_items_raises_where_eager_raises():
                 fn(o, x)
 
 
-# -- o.__dict__.copy() (dunder-dict-copy on 2.12; dunder-dict-views on 2.5-2.11; Dynamo's own on 2.13+) ---------
+# -- o.__dict__.copy() (dunder-dict-order on 2.12; dunder-dict-views on 2.5-2.11; Dynamo's own on 2.13+) --------
 class CopyingDict(dict):
     """A ``__dict__`` whose ``copy`` CPython would call: no shortcut may stand in for it."""
 
@@ -1042,22 +1042,22 @@ def _copy_inputs(subclass):
 @pytest.mark.parametrize("subclass", (False, True), ids=("dict", "subclass"))
 def test_dunder_dict_copy(subclass):
     """Right or a clean graph break on every release, with and without fullgraph; on 2.12 with
-    ``dunder-dict-copy`` the plain case compiles, and without it the compile crashes
+    ``dunder-dict-order`` the plain case compiles, and without it the compile crashes
     (``InternalTorchDynamoError``, measured on 2.12.1)."""
     from tests.test_never_worse import _applied, _without
 
     if subclass and _release() >= Version("2.12"):
         # Open natively, left alone: DunderDictVariable (2.12+) never runs a dict subclass's own copy()
-        # (2.12.1: the InternalTorchDynamoError above, dunder-dict-copy defers here; 2.13+: a plain copy,
+        # (2.12.1: the InternalTorchDynamoError above, dunder-dict-order defers here; 2.13+: a plain copy,
         # silently wrong). This asserts it, so that an upstream fix shows.
         with pytest.raises((AssertionError, torch._dynamo.exc.InternalTorchDynamoError)):
             _check(copy_of_dunder_dict, _copy_inputs(subclass), False, True)
         return
     for fullgraph in (True, False):
         _check(copy_of_dunder_dict, _copy_inputs(subclass), fullgraph, True)
-    if not _applied("dunder-dict-copy") or subclass:
+    if not _applied("dunder-dict-order") or _release() >= Version("2.13") or subclass:
         return
     assert _check(copy_of_dunder_dict, _copy_inputs(False), True, True) == "compiled"
-    with _without("dunder-dict-copy"):
+    with _without("dunder-dict-order"):
         with pytest.raises(torch._dynamo.exc.InternalTorchDynamoError, match="SideEffectsProxyDict"):
             _check(copy_of_dunder_dict, _copy_inputs(False), False, True)

@@ -786,7 +786,7 @@ def input_dict_copy(x, o):
 
 
 CASES = CASES + (
-    Case("dunder_dict_copy_input", ("dunder-dict-copy",), input_dict_copy,
+    Case("dunder_dict_copy_input", ("dunder-dict-order",), input_dict_copy,
          lambda: (torch.randn(3), Ordered()), vary=_reorder, torch=">=2.12,<2.13",
          unpatched=(Expect(">=2.12,<2.13", GRAPH_BREAK,
                            detail="InternalTorchDynamoError: AttributeError: 'SideEffectsProxyDict' object has no "

@@ -55,7 +55,6 @@ _PATCH_MODULES = (
     "readd_order",
     "module_delattr",
     "dunder_dict_escape",
-    "dunder_dict_copy",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -275,6 +275,40 @@ def _iter_call(wrapped, instance, args, kwargs):
     return _live_iterator_type()(proxy, kind)
 
 
+@fail_safe(NAME)
+def _copy_call(wrapped, instance, args, kwargs):
+    """``DunderDictVariable.call_method(tx, "copy", [], {})`` (2.12): Dynamo calls ``self.items.copy()``
+    on its ``SideEffectsProxyDict``, which has none: ``InternalTorchDynamoError`` also without fullgraph.
+    As 2.13 does: a new dict of the entries now, iterated with this patch's ``__iter__`` (CPython's
+    order, an input's keys guarded). Sound for an exact ``dict`` that the frame did not replace, for
+    which ``copy`` is ``dict(d)`` (same keys in the same order, same values, no user code); a dict
+    subclass may have its own ``copy``: deferred."""
+    if len(args) != 4 or kwargs or args[1] != "copy" or args[2] or args[3]:
+        return DEFER
+    from torch._dynamo.variables import ConstDictVariable
+    from torch._dynamo.variables.dicts import SideEffectsProxyDict
+
+    proxy = _proxy_of(instance)
+    if proxy is None or "__dict__" in pending_stores(args[0].output.side_effects, proxy.item):
+        return DEFER  # not an instance dict, or the frame replaced it
+    if type(SideEffectsProxyDict.get_example_value_dict(proxy.item)) is not dict:
+        return DEFER  # a dict subclass: its own copy() may run
+    effects_begin()
+    return ConstDictVariable(dict(proxy), **new_object_kwargs())
+
+
+def _copy_gate(wrapped, instance, args, kwargs):
+    """What is installed for ``_copy_call`` on ``DunderDictVariable.call_method`` (2.12): anything but
+    ``copy`` goes straight on after one comparison."""
+    try:
+        other = args[1] != "copy"
+    except Exception:  # noqa: BLE001
+        other = False
+    if other:
+        return wrapped(*args, **kwargs)
+    return _copy_call(wrapped, instance, args, kwargs)
+
+
 def _proxy_and_kind(vt):
     """(proxy, "keys"/"values"/"items") for ``o.__dict__`` or one of its views, else (None, None)."""
     from torch._dynamo.variables.dicts import DictViewVariable
@@ -404,6 +438,10 @@ PATCH = Patch(
                when=_has_store_instance_dict_attr),
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
+        # 2.12: `o.__dict__.copy()` crashed the compile (no SideEffectsProxyDict.copy), also without fullgraph;
+        # 2.13 answers copy in DunderDictVariable.call_method, the release that added DictViewIterator
+        Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _copy_gate,
+               params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
         Target("torch._dynamo.variables.dicts", "DictViewVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
         # 2.12's DictItemsVariable answers __iter__ in its own call_method (a copy): `for k, v in
@@ -443,6 +481,9 @@ PATCH = Patch(
          "keys directly guard nothing: `set(o.__dict__)`, `frozenset`, set operators, `dict.fromkeys` (2.15.0), "
          "`[*o.__dict__]`, `o.__dict__.copy()` (2.13.0, 2.15.0) answer a later input with other keys with the first "
          "one's (silently wrong). 2.14+ drop a recorded deletion in `store_instance_dict_attr`: `del o.a; o.a = v` "
-         "on an input leaves `a` in its old place (silently wrong, 2.15.0). Open upstream"),
+         "on an input leaves `a` in its old place (silently wrong, 2.15.0). 2.12 only: `o.__dict__.copy()` / "
+         "`vars(o).copy()` crash the compile (`InternalTorchDynamoError: AttributeError: 'SideEffectsProxyDict' "
+         "object has no attribute 'copy'`, also without fullgraph; 2.13 answers `copy` in "
+         "`DunderDictVariable.call_method`). Open upstream"),
     ),
 )
