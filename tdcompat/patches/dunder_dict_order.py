@@ -250,13 +250,17 @@ def _guard_keys(tx, dict_vt) -> None:
 
 def _iter_gate(wrapped, instance, args, kwargs):
     """What is installed on ``DunderDictVariable.call_method`` and ``DictViewVariable.call_method``
-    (2.12): anything but ``__iter__`` goes straight to Dynamo after one comparison."""
+    (2.12): anything but ``__iter__`` and ``copy`` goes straight to Dynamo after two comparisons
+    (``_copy_call`` defers on a view: only ``o.__dict__`` itself is its pattern)."""
     try:
-        other = args[1] != "__iter__"
+        name = args[1]
+        other = name != "__iter__" and name != "copy"
     except Exception:  # noqa: BLE001
-        other = False
+        name, other = None, False
     if other:
         return wrapped(*args, **kwargs)
+    if name == "copy":
+        return _copy_call(wrapped, instance, args, kwargs)
     return _iter_call(wrapped, instance, args, kwargs)
 
 
@@ -295,18 +299,6 @@ def _copy_call(wrapped, instance, args, kwargs):
         return DEFER  # a dict subclass: its own copy() may run
     effects_begin()
     return ConstDictVariable(dict(proxy), **new_object_kwargs())
-
-
-def _copy_gate(wrapped, instance, args, kwargs):
-    """What is installed for ``_copy_call`` on ``DunderDictVariable.call_method`` (2.12): anything but
-    ``copy`` goes straight on after one comparison."""
-    try:
-        other = args[1] != "copy"
-    except Exception:  # noqa: BLE001
-        other = False
-    if other:
-        return wrapped(*args, **kwargs)
-    return _copy_call(wrapped, instance, args, kwargs)
 
 
 def _proxy_and_kind(vt):
@@ -436,11 +428,9 @@ PATCH = Patch(
         Target("torch._dynamo.side_effects", "SideEffects", "store_instance_dict_attr",
                readd_instance_dict_tracker(), params=("item", "name", "value"),
                when=_has_store_instance_dict_attr),
+        # (2.12 also `o.__dict__.copy()`, which crashed the compile: no SideEffectsProxyDict.copy, also
+        # without fullgraph; 2.13, the release that added DictViewIterator, answers copy itself)
         Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _iter_gate,
-               params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
-        # 2.12: `o.__dict__.copy()` crashed the compile (no SideEffectsProxyDict.copy), also without fullgraph;
-        # 2.13 answers copy in DunderDictVariable.call_method, the release that added DictViewIterator
-        Target("torch._dynamo.variables.dicts", "DunderDictVariable", "call_method", _copy_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
         Target("torch._dynamo.variables.dicts", "DictViewVariable", "call_method", _iter_gate,
                params=("tx", "name", "args", "kwargs"), when=_copies_when_iterating),
