@@ -124,7 +124,9 @@ class Shadow:
 
     @property
     def p(self):
-        return 7
+        """Reads the instance key it hides (a property backed by ``__dict__``): a read after a
+        ``__dict__`` write must run this getter, not return the write."""
+        return self.__dict__.get("p", 7)
 
 
 class Mod(torch.nn.Module):

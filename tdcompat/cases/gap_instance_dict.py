@@ -692,6 +692,50 @@ CASES = CASES + (
 )
 
 
+# -- a property backed by the instance dict (upstream test_dicts.py's
+# -- test_property_backed_by_dunder_dict_mutated): its setter writes o.__dict__, its getter reads it --
+class Backed:
+    """``v`` lives in ``__dict__`` under the name of the property that reads and writes it."""
+
+    def __init__(self, x):
+        self.__dict__["v"] = x
+
+    @property
+    def v(self):
+        return self.__dict__["v"] * 2
+
+    @v.setter
+    def v(self, value):
+        self.__dict__["v"] = value + 1
+
+
+def property_backed_write_read(x, o):
+    """``o.v`` after the setter wrote ``o.__dict__['v']``: CPython runs the getter again; Dynamo
+    2.8-2.11 returns the stored value from its side effects."""
+    a = o.v
+    o.v = a + x
+    b = o.v
+    o.__dict__["v"] = b - 1
+    return a, b, o.v, o.__dict__["v"]
+
+
+def made_property_backed_write_read(x):
+    o = Backed(x)
+    o.v = x * 3
+    return o.v, o.__dict__["v"], o
+
+
+CASES = CASES + (
+    Case("property_backed_by_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
+         property_backed_write_read, lambda: (torch.randn(3), Backed(torch.randn(3))), torch=">=2.8",
+         unpatched=(Expect("<2.12", GRAPH_BREAK, detail="RecursionError"), Expect("==2.12.*", WRONG_RESULT)),
+         doc="a property whose getter and setter use o.__dict__['v']: o.v = ..., then o.v (o passed in)"),
+    Case("made_property_backed_by_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
+         made_property_backed_write_read, _x, torch=">=2.8", unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="the same on an object made in the frame"),
+)
+
+
 # -- the whole instance dict: keys()/values()/items()/len()/iteration (dunder-dict-views, <2.12;
 # -- dunder-dict-order, 2.12+). TorchRL 0.6's ValueEstimatorBase.vmap_randomness iterates
 # -- `self.__dict__.values()` of the estimator its loss builds in the first call (issue 14) -------

@@ -365,8 +365,13 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     """``obj.key`` after ``obj.__dict__[key] = v`` in the frame, for a key a data descriptor
     (a property) of the class shares: CPython calls the descriptor, Dynamo 2.8-2.11 returns
     ``v`` from the side-effects table (``call_getattr``'s pending-mutation shortcut; silently
-    wrong). A graph break: by then the write has been replayed into ``__dict__`` and the
-    read runs for real."""
+    wrong).
+
+    A plain ``property`` whose getter is a Python function is traced as CPython runs it:
+    ``type(obj).key.fget(obj)`` (:func:`_trace_property`); a getter that reads
+    ``self.__dict__[key]`` then sees the pending write. Anything else (other descriptors, a
+    ``getattr`` default, a class or metaclass with its own attribute lookup) graph-breaks: by
+    then the write has been replayed into ``__dict__`` and the read runs for real."""
     if kwargs or len(args) not in (3, 4):
         return DEFER
     tx, obj, name_var = args[:3]
@@ -376,11 +381,51 @@ def _shadowed_read(wrapped, instance, args, kwargs):
             or not is_data_descriptor(type(obj.value), name)
             or not tx.output.side_effects.has_pending_mutation_of_attr(obj, name)):
         return DEFER
+    if len(args) == 3:
+        traced = _trace_property(tx, obj, name)
+        if traced is not None:
+            return traced
     from ..dynamo_api import graph_break
 
     graph_break("read of an attribute a data descriptor shadows after a __dict__ write", f"{obj}.{name}",
                 f"{type(obj.value).__qualname__}.{name} is a data descriptor: CPython calls it, "
                 "Dynamo would return what was written to the instance dictionary")
+
+
+def _trace_property(tx, obj, name):
+    """``type(obj).name.fget(obj)`` traced, or None where that is not what CPython runs.
+
+    Accepted: ``type(obj)`` (no ``__getattribute__`` of its own) finds ``name`` on its MRO as an
+    exact ``property`` whose ``fget`` is a Python function, the metaclass neither defines
+    ``name`` nor its own ``__getattribute__``, and the class has a guarded source
+    (``cls_source``: ``TYPE_MATCH`` of an input, ``ID_MATCH`` of the class an object made in the
+    frame came from). A data descriptor on the class wins over the instance dictionary, so
+    ``obj.name`` is ``property.__get__(obj, type(obj))`` = ``fget(obj)``. Guarded: the class
+    attribute stays an exact ``property`` (``TYPE_MATCH``) with the same getter (the getter is
+    built from its source: ``FUNCTION_MATCH``)."""
+    import inspect
+    import types
+
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+    from torch._dynamo.variables.builder import VariableBuilder
+
+    from ..dynamo_api import MISSING, static_lookup
+
+    cls = type(obj.value)
+    meta = type(cls)
+    cls_source = getattr(obj, "cls_source", None)
+    attr = static_lookup(cls, name)
+    if (cls_source is None or type(attr) is not property or type(attr.fget) is not types.FunctionType
+            or inspect.getattr_static(cls, "__getattribute__") is not object.__getattribute__
+            or inspect.getattr_static(meta, "__getattribute__") is not type.__getattribute__
+            or static_lookup(meta, name) is not MISSING):
+        return None
+    effects_begin()
+    attr_source = AttrSource(cls_source, name)
+    install_guard(attr_source.make_guard(GuardBuilder.TYPE_MATCH))
+    fget = VariableBuilder(tx, AttrSource(attr_source, "fget"))(attr.fget)
+    return fget.call_function(tx, [obj], {})
 
 
 @gate(_shadowed_read)
