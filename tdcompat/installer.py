@@ -31,7 +31,6 @@ import functools
 import importlib
 import inspect
 import types
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import wrapt
@@ -65,9 +64,11 @@ class _Method:
     raw: Any  # what the wrapper wraps (the original, or the inherited method)
     handlers: List[Tuple[str, Any]]  # (patch name, handler), in the order applied
     wrapper: Any = None
+    unfit: List[str] = dataclasses.field(default_factory=list)  # patches whose gate did not fit
 
     def install(self) -> None:
-        self.wrapper = _chain(self.raw, [h for _, h in self.handlers])
+        self.wrapper, unfit = _chain(self.raw, [h for _, h in self.handlers])
+        self.unfit = list(dict.fromkeys(name for name, h in self.handlers if h in unfit))
         setattr(self.owner, self.attribute, self.wrapper)
 
     def restore(self) -> None:
@@ -81,21 +82,26 @@ class _Method:
 _METHODS: Dict[Tuple[type, str], _Method] = {}
 
 
-def _chain(raw: Any, handlers: List[Any]) -> Any:
-    """What is installed for ``handlers`` on ``raw``: the first handler's layer is outermost.
-    A handler several patches share (``dynamo_api.deletion_tracker()``) is one layer."""
+def _chain(raw: Any, handlers: List[Any]) -> Tuple[Any, List[Any]]:
+    """What is installed for ``handlers`` on ``raw`` (the first handler's layer is outermost), and
+    the gated handlers installed without their gate. A handler several patches share
+    (``dynamo_api.deletion_tracker()``) is one layer."""
     handlers = list(dict.fromkeys(handlers))
+    gated = [h for h in handlers if _handler_of(h) is not h]
     static = isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType)
     if not static and not isinstance(raw, types.FunctionType):
         wrapper = raw
         for handler in reversed(handlers):
             wrapper = wrapt.FunctionWrapper(wrapper, _handler_of(handler))
-        return wrapper
+        return wrapper, gated
     method = raw.__func__ if static else raw
     signature = _signature(method)
+    unfit = []
     for handler in reversed(handlers):
-        method = _layer(method, handler, signature, static)
-    return staticmethod(method) if static else method
+        method, fits = _layer(method, handler, signature, static)
+        if not fits:
+            unfit.append(handler)
+    return (staticmethod(method) if static else method), unfit
 
 
 def _handler_of(handler: Any) -> Any:
@@ -119,23 +125,23 @@ def _method_handle(slow: Any, inner: types.FunctionType) -> Callable[..., Any]:
     return handle
 
 
-def _layer(inner: types.FunctionType, handler: Any, signature: Any, static: bool = False) -> Callable[..., Any]:
+def _layer(inner: types.FunctionType, handler: Any, signature: Any,
+           static: bool = False) -> Tuple[Callable[..., Any], bool]:
     """One plain function calling ``handler(wrapped, self, args, kwargs)`` with ``inner``
     bound as ``wrapped`` (for a ``staticmethod``'s function, ``inner`` itself and no instance,
     as wrapt passes); for a gate, the gate in front of that function, if the gate has the
     very ``signature`` of Dynamo's method or takes any call (else the handler alone: slower,
-    as correct)."""
+    as correct, and False with it)."""
     slow = _handler_of(handler)
     handle = (_static_handle if static else _method_handle)(slow, inner)
     _mark(handle, inner)
     if slow is handler:
-        return handle
+        return handle, True
     fast = handler(inner, handle)
     if _signature(fast) not in (signature, _GENERIC[static]):
-        _UNFIT.add(handle)
-        return handle
+        return handle, False
     _mark(fast, inner)
-    return fast
+    return fast, True
 
 
 #: A gate that takes any call (``(self, *args, **kwargs)``; no ``self`` for a staticmethod):
@@ -146,10 +152,6 @@ _GENERIC = {
              ("kwargs", inspect.Parameter.VAR_KEYWORD, inspect.Parameter.empty)]
     for static in (False, True)
 }
-
-
-#: Layers that are a gate's handler alone, the gate not fitting (see :func:`unfit_gates`).
-_UNFIT: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def _mark(function: Any, inner: Any) -> None:
@@ -182,24 +184,7 @@ def unfit_gates() -> List[str]:
     """``"<method>: <patch>"`` for each gate installed as its handler alone, its signature being
     neither Dynamo's method's nor ``(self, *args, **kwargs)`` (or the method not a plain
     function): correct, but every call then pays the handler's fail-safe. Empty in a sound build."""
-    unfit = []
-    for method in _METHODS.values():
-        gated = [name for name, h in method.handlers if _handler_of(h) is not h]
-        if not gated:
-            continue
-        layer = getattr(method.wrapper, "__func__", method.wrapper)
-        if type(layer) is wrapt.FunctionWrapper:
-            unfit += [f"{method.qualname}: {name}" for name in gated]
-            continue
-        layers = []
-        while getattr(layer, "__tdcompat_layer__", False) is True:
-            layers.append(layer)
-            layer = layer.__wrapped__
-        first: Dict[Any, str] = {}  # one layer per handler, as _chain installs them
-        for name, handler in method.handlers:
-            first.setdefault(handler, name)
-        unfit += [f"{method.qualname}: {name}" for name, layer in zip(first.values(), layers) if layer in _UNFIT]
-    return unfit
+    return [f"{method.qualname}: {name}" for method in _METHODS.values() for name in method.unfit]
 
 
 def resolve(path: str) -> Any:
