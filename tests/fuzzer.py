@@ -397,7 +397,30 @@ def cb(ref):
 
 
 #: Helpers every generated program may call (defined above, copied into standalone sources).
-HELPERS = ("kw", "cb", "use")
+class KeysOnly:
+    """A mapping by protocol only (``keys()`` and ``__getitem__``, no ``Mapping`` base): what
+    ``dict.update``/``{**m}`` merge through ``list(m.keys())`` then ``m[k]`` (dict-update-args)."""
+
+    def __init__(self, d):
+        self.d = d
+
+    def keys(self):
+        return [k for k in self.d if not k.startswith("_")]
+
+    def __getitem__(self, key):
+        return self.d[key]
+
+
+def updated(d, *args, **kwargs):
+    """``d.update(*args, **kwargs)``'s result and ``d``, or the exception's type and ``d``."""
+    try:
+        result = d.update(*args, **kwargs)
+    except (TypeError, KeyError, ValueError) as error:
+        return type(error).__name__, d
+    return result, d
+
+
+HELPERS = ("kw", "cb", "use", "KeysOnly", "updated")
 
 
 # ============================================================================
@@ -1318,8 +1341,12 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # whole consumers of a view or the dict (dunder-dict-views' _whole_* and _list_extend, 2.5-2.11)
             "dict({o}.__dict__.items())", "{o}.__dict__.copy()", "[*{o}.__dict__.values()]",
             "tuple({o}.__dict__.items())", "sorted({o}.__dict__.keys(), reverse=True)",
-            "[*{o}.__dict__]", "dict(vars({o}))")
-DD_RARE = tuple(i for i, form in enumerate(DD_FORMS) if form.startswith(("type(", "isinstance(", "frozenset(", "set(")))
+            "[*{o}.__dict__]", "dict(vars({o}))",
+            # dict.update over a mapping by protocol, with none or two arguments (dict-update-args, 2.5-2.12)
+            "updated({{'z': 0}}, KeysOnly({o}.__dict__), q=1)", "{{**KeysOnly(vars({o})), 'z': 0}}",
+            "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))")
+DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
+                if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
 

@@ -353,3 +353,65 @@ CASES = CASES + (
          vary=_add_c, unpatched=(Expect("<2.13", GRAPH_BREAK, detail="^InternalTorchDynamoError: KeyError"),),
          doc="`try: del d[k] / except KeyError` with k missing on the first call and present on the second"),
 )
+
+
+# -- dict.update() over a mapping by protocol, with no argument, with too many (dict-update-args,
+# -- torch <2.13; upstream test_dicts.py test_dict_update_from_mapping_like and its neighbours) ------
+class KeysAndItems:
+    """``keys()`` and ``__getitem__`` only: CPython's ``dict.update``/``{**m}`` take that as a mapping."""
+
+    def __init__(self, x, n=2):
+        self.d = {"a": x, "b": x + 1}
+        self.n = n
+
+    def keys(self):
+        return [k for k in self.d if k != "skip"]
+
+    def __getitem__(self, key):
+        return self.d[key] * self.n
+
+
+def update_from_mapping_like(x, m):
+    d = {"a": x - 1, "z": 0}
+    r = d.update(m, z=x)
+    made = {"q": 1}
+    made.update(KeysAndItems(x * 2))
+    return d, r, made, {**m, "c": 3}, list(d)
+
+
+def _x_only():
+    return (torch.randn(3),)
+
+
+def update_without_argument_or_with_two(x):
+    d = {"a": x}
+    r = d.update()
+    try:
+        d.update({"b": 1}, {"c": 2})
+        raised = ""
+    except TypeError as error:  # its text is Dynamo's own on 2.13-2.14
+        raised = type(error).__name__
+    return d, r, raised, x + 1
+
+
+def unpack_mapping_like_in_try(x, m):
+    """Dynamo 2.9-2.12's DICT_UPDATE raises an observed TypeError ("not a mapping"): the except runs."""
+    try:
+        return {"z": 0, **m}, x + 1
+    except TypeError:
+        return "TypeError", x - 1
+
+
+CASES = CASES + (
+    Case("dict_unpack_mapping_like_in_try", ("dict-update-args",), unpack_mapping_like_in_try,
+         lambda: (torch.randn(3), KeysAndItems(torch.randn(3))),
+         unpatched=(Expect("<2.9", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT)),
+         doc="`try: {**m} / except TypeError` where m has keys() and __getitem__: silently the except on 2.9-2.12"),
+    Case("dict_update_mapping_like", ("dict-update-args",), update_from_mapping_like,
+         lambda: (torch.randn(3), KeysAndItems(torch.randn(3))),
+         unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="d.update(m, z=...) and {**m} where m has keys() and __getitem__ but no Mapping base"),
+    Case("dict_update_argument_count", ("dict-update-args",), update_without_argument_or_with_two, _x_only,
+         torch=">=2.8", unpatched=(Expect("<2.13", GRAPH_BREAK),),
+         doc="d.update() and `try: d.update(a, b) / except TypeError` (2.5-2.7 cannot raise TypeError in the trace)"),
+)

@@ -26,6 +26,7 @@ _PATCH_MODULES = (
     "getattr_missing_guard",
     "dict_missing_key_guard",
     "dict_delitem_missing",
+    "dict_update_args",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "delattr_missing",
