@@ -102,12 +102,23 @@ def _update(wrapped, instance, args, kwargs):
 
 @gate(_update)
 def _call_method_gate(original, handle):
-    """What is installed on ``ConstDictVariable.call_method``: every other method name goes
-    straight to Dynamo after one comparison."""
+    """What is installed on ``ConstDictVariable.call_method``: every other method name, and an
+    ``update`` the handler would defer (keywords alone; one argument that is not a user object,
+    or a lazy one whose value is a dict or has no class ``keys``), goes straight to Dynamo."""
+    from torch._dynamo.variables import UserDefinedObjectVariable
+
+    from ..dynamo_api import MISSING, peek, static_lookup
 
     def call_method(self, tx, name, args, kwargs):
-        if name != "update":
+        if name != "update" or (not args and kwargs):
             return original(self, tx, name, args, kwargs)
+        if len(args) == 1:
+            tracker, value = peek(args[0])
+            if tracker is not None:
+                if type(tracker) is not UserDefinedObjectVariable:
+                    return original(self, tx, name, args, kwargs)
+            elif isinstance(value, dict) or static_lookup(type(value), "keys") is MISSING:
+                return original(self, tx, name, args, kwargs)
         return handle(self, tx, name, args, kwargs)
 
     return call_method
