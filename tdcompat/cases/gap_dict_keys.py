@@ -85,6 +85,30 @@ def frozenset_returned(o, x):
 
 FROZENSET = ("frozenset-reconstruct",)
 
+
+class _Scaled:
+    def __init__(self):
+        self.f = 0.75
+
+
+def _scaled():
+    return _Scaled(), torch.randn(3)
+
+
+def _other_float(args):
+    """The second call's float differs: automatic dynamic shapes make it symbolic (2.7-2.9)."""
+    args[0].f = 1.25
+
+
+def float_input_keys(o, x):
+    """A float read from an input as a dict key, a set member and a lookup."""
+    d = {o.f: x, "s": x * 2}
+    s = {o.f, 2.5}
+    return d[o.f] + 1, o.f in s, len(s), 0.75 in d, list(d)
+
+
+DYNAMIC_FLOAT = ("dict-key-dynamic-float",)
+
 CASES: tuple[Case, ...] = (
     Case("dict_store_equal_numbers", PATCH, store_equal_numbers, _tensor,
          unpatched=(Expect("<2.10", WRONG_RESULT),),
@@ -106,4 +130,9 @@ CASES = CASES + (
          unpatched=(Expect("<2.9", WRONG_RESULT),),
          doc="`return frozenset({o.a, 2, 's'})`: empty after the graph on 2.5-2.8 (the rebuilt frozenset() is "
              "called with no argument on top of its items)"),
+    Case("dict_key_float_input_dynamic", DYNAMIC_FLOAT, float_input_keys, _scaled, vary=_other_float,
+         unpatched=(Expect(">=2.7,<2.10", GRAPH_BREAK,
+                           detail=r"^InternalTorchDynamoError: AsPythonConstantNotImplementedError"),),
+         doc="`{o.f: x}`, `o.f in {o.f, 2.5}` with a float input that changes between calls: the second "
+             "compile crashed on 2.7-2.9 (a lazy float key realized as a symbolic number)"),
 )

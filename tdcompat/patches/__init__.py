@@ -29,6 +29,7 @@ _PATCH_MODULES = (
     "dict_update_args",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
+    "dict_key_dynamic_float",
     "delattr_missing",
     "instance_dict_deletion_guard",
     "super_delattr",
