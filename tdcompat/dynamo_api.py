@@ -656,6 +656,21 @@ def inside_try(tx) -> bool:
 LAZY_MODULE = "torch._dynamo.variables.lazy"
 
 
+def key_tracker_gate(original, handle, route):
+    """The gate on ``_HashableTracker.__init__(vt)`` (every dict key and set member Dynamo builds), for
+    :func:`tdcompat.wrappers.routed_gate`: a key whose tracker class is named in ``route`` or is lazy
+    (its class not known yet) goes to ``handle``, every other key straight to Dynamo (one type
+    test). Shared, so the patches on dict keys cost one frame per key together."""
+
+    def __init__(self, vt):
+        kind = type(vt)
+        if kind.__name__ not in route and kind.__module__ != LAZY_MODULE:
+            return original(self, vt)
+        return handle(self, vt)
+
+    return __init__
+
+
 def is_lazy(vt) -> bool:
     """Is ``vt`` a ``LazyVariableTracker``? A type test, without importing anything."""
     return type(vt).__module__ == LAZY_MODULE

@@ -96,11 +96,22 @@ def _chain(raw: Any, handlers: List[Any]) -> Tuple[Any, List[Any]]:
         return wrapper, gated
     method = raw.__func__ if static else raw
     signature = _signature(method)
-    unfit = []
-    for handler in reversed(handlers):
-        method, fits = _layer(method, handler, signature, static)
+    unfit: List[Any] = []
+    inner_first = list(reversed(handlers))
+    while inner_first:
+        handler = inner_first.pop(0)
+        route = getattr(handler, "__tdcompat_route__", None)
+        if route is None:
+            method, fits = _layer(method, handler, signature, static)
+            if not fits:
+                unfit.append(handler)
+            continue
+        group = [handler]  # the run of routed gates with this builder, innermost first
+        while inner_first and getattr(inner_first[0], "__tdcompat_route__", (None,))[0] is route[0]:
+            group.append(inner_first.pop(0))
+        method, fits = _routed_layer(method, group, route[0], signature, static)
         if not fits:
-            unfit.append(handler)
+            unfit.extend(group)
     return (staticmethod(method) if static else method), unfit
 
 
@@ -141,6 +152,23 @@ def _layer(inner: types.FunctionType, handler: Any, signature: Any,
     if _signature(fast) not in (signature, _GENERIC[static]):
         return handle, False
     _mark(fast, inner)
+    return fast, True
+
+
+def _routed_layer(inner: types.FunctionType, group: List[Any], build: Callable[..., Any], signature: Any,
+                  static: bool) -> Tuple[Callable[..., Any], bool]:
+    """The handlers of ``group`` (routed gates sharing ``build``, innermost first) chained as plain
+    layers over ``inner``, behind one gate built from the union of their routes, which sends every
+    call none of them routes straight to ``inner`` (see :func:`tdcompat.wrappers.routed_gate`)."""
+    chained: Any = inner
+    for handler in group:
+        handle = (_static_handle if static else _method_handle)(_handler_of(handler), chained)
+        _mark(handle, chained)
+        chained = handle
+    fast = build(inner, chained, frozenset().union(*(h.__tdcompat_route__[1] for h in group)))
+    if _signature(fast) not in (signature, _GENERIC[static]):
+        return chained, False
+    _mark(fast, chained)
     return fast, True
 
 

@@ -131,6 +131,26 @@ def gate(handler: Handler) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
+def routed_gate(handler: Handler, build: Callable[..., Any], route: Any) -> Callable[..., Any]:
+    """A gate declared as data: ``build(original, handle, route)`` makes it, ``route`` being the
+    set of call kinds that ``handler`` may want (what the built gate tests).
+
+    Several patches on one hot method each route a few kinds and send the rest on (every dict
+    key Dynamo builds passes ``_HashableTracker.__init__``). The installer merges consecutive
+    routed gates with the same ``build`` into one layer built from the union of their routes: a
+    call no patch routes pays one test instead of one frame per patch, and a routed call runs
+    every merged handler in order, each deferring what is not its pattern, exactly as each does
+    when its gate does not fit. Alone, it is the plain :func:`gate` of ``build(.., route)``.
+    """
+
+    def factory(original: Callable[..., Any], handle: Callable[..., Any]) -> Callable[..., Any]:
+        return build(original, handle, route)
+
+    cast(Any, factory).__tdcompat_gated__ = handler
+    cast(Any, factory).__tdcompat_route__ = (build, frozenset(route))
+    return factory
+
+
 def replay(outcome: Any) -> Callable[..., Any]:
     """A stand-in for ``wrapped`` that returns what a gate's own call of it returned."""
 

@@ -45,7 +45,14 @@ def test_import_twice_and_reload_do_not_double_wrap():
         tdcompat.patch()
         from tdcompat.installer import _METHODS, NotApplicable, is_layer, resolve, wrapped_methods
         handlers = wrapped_methods()
-        distinct = {m.qualname: len({id(h) for _, h in m.handlers}) for m in _METHODS.values()}
+        def layers(method):
+            # One layer per distinct handler, and one gate in front of each run of routed gates
+            # sharing a builder (wrappers.routed_gate): each run's handlers are layers behind it.
+            handlers = list(dict.fromkeys(h for _, h in method.handlers))
+            builders = [getattr(h, "__tdcompat_route__", (None,))[0] for h in handlers]
+            runs = sum(1 for i, b in enumerate(builders) if b is not None and (i == 0 or builders[i - 1] is not b))
+            return len(handlers) + runs
+        distinct = {m.qualname: layers(m) for m in _METHODS.values()}
         wrapped = []
         applied = {s.name for s in tdcompat.status() if s.state.value == "applied"}
         for p in tdcompat.patches.ALL_PATCHES:
@@ -71,8 +78,9 @@ def test_import_twice_and_reload_do_not_double_wrap():
         print(json.dumps({"depths": wrapped, "states": {s.name: s.state.value for s in tdcompat.status()}}))
     """)
     out = last_json(proc)
-    # One nested layer per distinct handler (each one's __wrapped__ is the next; a handler
-    # several patches share is one layer): a second import or a reload must not add any.
+    # One nested layer per distinct handler, plus a routed run's shared gate (each one's __wrapped__
+    # is the next; a handler several patches share is one layer): a second import or a reload must
+    # not add any.
     assert out["depths"] and all(depth == handlers for _, depth, handlers in out["depths"]), out["depths"]
     assert "pending" not in out["states"].values()
 

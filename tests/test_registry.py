@@ -810,3 +810,80 @@ def test_every_gate_of_the_real_patches_is_installed_as_a_gate():
         print(json.dumps([unfit_gates(), len(wrapped_methods())]))
     """))
     assert out[0] == [] and out[1] > 0
+
+
+def _first_letter_gate(original, handle, route):
+    """A routed-gate builder for ``Base.greet``: a name whose first letter is in ``route`` goes to
+    ``handle``, every other name straight to ``original`` (and is counted)."""
+
+    def greet(self, name):
+        if name[:1] not in route:
+            _STRAIGHT.append(name)
+            return original(self, name)
+        return handle(self, name)
+
+    return greet
+
+
+_STRAIGHT: list = []
+
+
+def _routed(patch_name, match, reply, route):
+    from tdcompat.wrappers import routed_gate
+
+    return routed_gate(answering(patch_name, match, reply), _first_letter_gate, route)
+
+
+def test_routed_gates_sharing_a_builder_are_one_layer():
+    """Two patches' routed gates on one method: one gate with the union of their routes in front of
+    both handlers (a call neither routes passes one test); each routed call runs both handlers in
+    the order applied; reverting one leaves the other's gate; reverting both restores the method."""
+    original = vars(Base)["greet"]
+    a = make(name="a", handler=_routed("a", "xa", "A", {"x"}))
+    b = make(name="b", handler=_routed("b", "yb", "B", {"y"}))
+    reg = Registry([a, b])
+    reg.apply("a", strict=False)
+    reg.apply("b", strict=False)
+    try:
+        installed = vars(Base)["greet"]
+        depth, layer = 0, installed
+        while getattr(layer, "__tdcompat_layer__", False):
+            layer, depth = layer.__wrapped__, depth + 1
+        assert layer is original and depth == 3  # the shared gate, then the two handlers
+        _STRAIGHT.clear()
+        got = [Base().greet(n) for n in ("xa", "yb", "xz", "pass")]
+        assert got == ["A", "B", "hello xz", "hello pass"]
+        assert _STRAIGHT == ["pass"]  # only the name no route names skipped the handlers
+        reg.revert("a", "t")
+        _STRAIGHT.clear()
+        assert [Base().greet(n) for n in ("xa", "yb")] == ["hello xa", "B"] and _STRAIGHT == ["xa"]
+    finally:
+        reg.revert("a", "t")
+        reg.revert("b", "t")
+    assert vars(Base)["greet"] is original
+
+
+def test_routed_gates_with_other_builders_stay_apart():
+    """Routed gates merge only with a neighbour built by the same builder."""
+    from tdcompat.wrappers import routed_gate
+
+    def other_builder(original, handle, route):
+        def greet(self, name):
+            return handle(self, name) if name in route else original(self, name)
+
+        return greet
+
+    a = make(name="a", handler=_routed("a", "xa", "A", {"x"}))
+    b = make(name="b", handler=routed_gate(answering("b", "yb", "B"), other_builder, {"yb"}))
+    reg = Registry([a, b])
+    reg.apply("a", strict=False)
+    reg.apply("b", strict=False)
+    try:
+        depth, layer = 0, vars(Base)["greet"]
+        while getattr(layer, "__tdcompat_layer__", False):
+            layer, depth = layer.__wrapped__, depth + 1
+        assert depth == 4  # two gates, each in front of its own handler
+        assert [Base().greet(n) for n in ("xa", "yb", "zz")] == ["A", "B", "hello zz"]
+    finally:
+        reg.revert("a", "t")
+        reg.revert("b", "t")

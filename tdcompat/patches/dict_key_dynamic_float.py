@@ -33,9 +33,9 @@ Deferred (the original ``__init__`` unchanged): every other key, a lazy tracker 
 
 from __future__ import annotations
 
-from ..dynamo_api import LAZY_MODULE, peek
+from ..dynamo_api import key_tracker_gate, peek
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, fail_safe, routed_gate
 
 NAME = "dict-key-dynamic-float"
 
@@ -52,17 +52,9 @@ def _hashable_init(wrapped, instance, args, kwargs):
     return wrapped(*args)
 
 
-@gate(_hashable_init)
-def _hashable_init_gate(original, handle):
-    """What is installed on ``_HashableTracker.__init__`` (every dict key Dynamo builds): a key that
-    is not a lazy tracker goes straight to Dynamo (one type test)."""
-
-    def __init__(self, vt):
-        if type(vt).__module__ != LAZY_MODULE:
-            return original(self, vt)
-        return handle(self, vt)
-
-    return __init__
+#: On ``_HashableTracker.__init__`` (every dict key Dynamo builds): only lazy keys reach the handler,
+#: through the gate it shares with the other key patches.
+_hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, ())
 
 
 PATCH = Patch(

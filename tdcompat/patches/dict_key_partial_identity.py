@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import functools
 
-from ..dynamo_api import LAZY_MODULE
+from ..dynamo_api import key_tracker_gate
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, fail_safe, routed_gate
 
 NAME = "dict-key-partial-identity"
 
@@ -114,18 +114,9 @@ def _keys_hash_through_constants() -> bool:
     return tracker is not None and hasattr(tracker, "underlying_value")
 
 
-@gate(_hashable_init)
-def _hashable_init_gate(original, handle):
-    """What is installed on ``_HashableTracker.__init__`` (every dict key Dynamo builds): a key
-    that is neither a partial tracker nor a lazy one goes straight to Dynamo (one type test)."""
-
-    def __init__(self, vt):
-        kind = type(vt)
-        if kind.__name__ != "FunctoolsPartialVariable" and kind.__module__ != LAZY_MODULE:
-            return original(self, vt)
-        return handle(self, vt)
-
-    return __init__
+#: On ``_HashableTracker.__init__`` (every dict key Dynamo builds): a partial tracker or a lazy key
+#: reaches the handler, through the gate it shares with the other key patches.
+_hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, ("FunctoolsPartialVariable",))
 
 
 PATCH = Patch(

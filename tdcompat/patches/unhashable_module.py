@@ -65,9 +65,9 @@ from __future__ import annotations
 
 import inspect
 
-from ..dynamo_api import LAZY_MODULE
+from ..dynamo_api import key_tracker_gate
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate, routed_gate
 
 NAME = "unhashable-module"
 
@@ -282,18 +282,9 @@ _MODULE_TRACKERS = frozenset({"UnspecializedNNModuleVariable", "NNModuleVariable
                               "UnspecializedBuiltinNNModuleVariable", "FSDPManagedNNModuleVariable"})
 
 
-@gate(_hashable_init)
-def _hashable_init_gate(original, handle):
-    """What is installed on the key tracker's ``__init__`` (every dict key Dynamo builds): a key
-    that is neither a module tracker nor a lazy one goes straight to Dynamo (one set test)."""
-
-    def __init__(self, vt):
-        kind = type(vt)
-        if kind.__name__ not in _MODULE_TRACKERS and kind.__module__ != LAZY_MODULE:
-            return original(self, vt)
-        return handle(self, vt)
-
-    return __init__
+#: On the key tracker's ``__init__`` (every dict key Dynamo builds): a module tracker or a lazy key
+#: reaches the handler, through the gate it shares with the other key patches.
+_hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, _MODULE_TRACKERS)
 
 
 PATCH = Patch(
