@@ -420,7 +420,25 @@ def updated(d, *args, **kwargs):
     return result, d
 
 
-HELPERS = ("kw", "cb", "use", "KeysOnly", "updated")
+class SubD(dict):
+    """A dict subclass whose ``get`` is dict's own on even calls and its own on odd ones
+    (``sub_dict_state(n)`` in ``make(n)``): ``SubD.get(d, k)`` is ``dict.get`` only while no class
+    defines ``get`` (dict-subclass-class-method and its guard on ``SubD.get``)."""
+
+
+def _subd_get(self, key, default=None):
+    return ("own", key)
+
+
+def sub_dict_state(n):
+    """``SubD`` for call ``n``: its own ``get`` on odd calls, dict's on even ones."""
+    if n % 2:
+        type.__setattr__(SubD, "get", _subd_get)
+    elif "get" in SubD.__dict__:
+        type.__delattr__(SubD, "get")
+
+
+HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state")
 
 
 # ============================================================================
@@ -870,6 +888,8 @@ class Program:
         state = {i: _State.initial(self, i) for i in range(len(self.objects))}
         counter = [0]
         lines += _render(self, self.ops, state, 1, counter)
+        if any("SubD" in line for line in lines):
+            make.insert(2, "    sub_dict_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
                 lines.append(f"    out.append({self.name(i)})")
@@ -1344,7 +1364,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "[*{o}.__dict__]", "dict(vars({o}))",
             # dict.update over a mapping by protocol, with none or two arguments (dict-update-args, 2.5-2.12)
             "updated({{'z': 0}}, KeysOnly({o}.__dict__), q=1)", "{{**KeysOnly(vars({o})), 'z': 0}}",
-            "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))")
+            "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))",
+            # dict methods through a dict subclass that gains its own get on odd calls (dict-subclass-class-method)
+            "SubD.get(dict({o}.__dict__), 'a', 0)", "sorted(SubD.keys({o}.__dict__))",
+            "SubD.setdefault(vars({o}), 'q', 1)", "SubD.get(SubD(a={o}), 'a') is {o}")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -415,3 +415,86 @@ CASES = CASES + (
          torch=">=2.8", unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="d.update() and `try: d.update(a, b) / except TypeError` (2.5-2.7 cannot raise TypeError in the trace)"),
 )
+
+
+class SubDict(dict):
+    """A dict subclass that overrides nothing: ``SubDict.get`` is ``dict.get``."""
+
+
+def _sub_dict_input():
+    return SubDict(a=torch.randn(3), b=torch.randn(3)), torch.randn(3)
+
+
+def _grow_sub_dict(args):
+    """The second call's dict has one more key."""
+    args[0]["k"] = torch.ones(3)
+
+
+def sub_class_methods(d, x):
+    """dict methods called through the subclass: ``SubDict.get(d, k)`` is ``dict.get(d, k)``."""
+    got = SubDict.get(d, "a") + x
+    keys = list(SubDict.keys(d))
+    SubDict.__setitem__(d, "c", got)
+    popped = SubDict.pop(d, "b")
+    SubDict.update(d, {"u": x * 2})
+    return got, keys, popped, SubDict.__contains__(d, "b"), len(d), sorted(SubDict.copy(d))
+
+
+CASES = CASES + (
+    Case("dict_subclass_class_methods", ("dict-subclass-class-method",), sub_class_methods, _sub_dict_input,
+         vary=_grow_sub_dict, torch=">=2.7",
+         unpatched=(Expect("<2.9", GRAPH_BREAK),),
+         doc="`SubDict.get(d, k)`, `.keys`, `.pop`, `.update`, `.__setitem__` for a dict subclass that overrides "
+             "none of them (2.5-2.6 break on `dict.get(d, k)` too)"),
+)
+
+
+class GrowingDict(dict):
+    """A dict subclass that gains its own ``get`` before the second call (the case's ``vary``)."""
+
+
+def _own_get(self, key, default=None):
+    return ("own", key)
+
+
+def _growing_input():
+    if "get" in vars(GrowingDict):
+        del GrowingDict.get
+    return GrowingDict(a=torch.randn(3)), torch.randn(3)
+
+
+def _gains_get(args):
+    GrowingDict.get = _own_get
+
+
+def growing_class_get(d, x):
+    """``GrowingDict.get(d, k)`` is ``dict.get`` only while no class on the MRO defines ``get``."""
+    return GrowingDict.get(d, "a"), x + 1
+
+
+def sub_method_without_receiver(x):
+    """``SubDict.keys()`` with no dict: CPython's descriptor raises TypeError."""
+    try:
+        SubDict.keys()
+    except TypeError:
+        return x - 1
+    return x + 1
+
+
+def _x_tensor():
+    return (torch.randn(3),)
+
+
+CASES = CASES + (
+    Case("dict_subclass_gains_method_between_calls", ("dict-subclass-class-method",), growing_class_get,
+         _growing_input, vary=_gains_get, torch=">=2.7",
+         unpatched=(Expect("<2.9", GRAPH_BREAK), Expect(">=2.9", WRONG_RESULT)),
+         doc="`GrowingDict.get(d, k)`, then `GrowingDict.get = ...` before the second call: 2.9+ keep calling "
+             "dict.get (no guard on the class attribute)"),
+    Case("dict_subclass_method_without_receiver", ("dict-subclass-class-method",), sub_method_without_receiver,
+         _x_tensor, torch=">=2.7",
+         unpatched=(Expect("<2.9", GRAPH_BREAK),
+                    Expect("<2.13", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: IndexError"),),
+         doc="`try: SubDict.keys() / except TypeError`: a graph break on 2.7-2.8, the compile crashed on 2.9-2.12 "
+             "(IndexError out of Dynamo)"),
+)

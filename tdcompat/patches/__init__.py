@@ -27,6 +27,7 @@ _PATCH_MODULES = (
     "dict_missing_key_guard",
     "dict_delitem_missing",
     "dict_update_args",
+    "dict_subclass_class_method",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",
