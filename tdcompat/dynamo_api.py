@@ -637,6 +637,23 @@ def guard_hasattr(base, name: str) -> None:
         install_guard(AttrSource(base, name).make_guard(GuardBuilder.HASATTR))
 
 
+def current_binary_operator(tx) -> Optional[str]:
+    """The operator (``"|"``, ``"|="``, ``"+"``, ...) of the instruction ``tx`` is tracing when it is a
+    binary operator (3.11+'s ``BINARY_OP``; 3.9-3.10's ``BINARY_OR``/``INPLACE_OR``), else None (a
+    call such as ``d.__or__(x)`` or ``operator.or_(d, x)``, whose semantics differ)."""
+    import dis
+
+    inst = getattr(tx, "current_instruction", None)
+    name = getattr(inst, "opname", None)
+    if name == "BINARY_OP":
+        ops = getattr(dis, "_nb_ops", None)
+        arg = getattr(inst, "arg", None)
+        if ops is None or not isinstance(arg, int) or not 0 <= arg < len(ops):
+            return None
+        return ops[arg][1]
+    return {"BINARY_OR": "|", "INPLACE_OR": "|="}.get(name or "")
+
+
 def inside_try(tx) -> bool:
     """Is the instruction being traced inside a ``try`` (or ``with``), in this frame or one
     it is inlined into? 3.11+ marks it with an exception-table entry, older Pythons keep a

@@ -99,3 +99,27 @@ def same(a, b) -> bool:
         return type(a) is type(b) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
+
+
+def eager_vs_compiled(fn, make, inputs=(0, 1)):
+    """``fn`` compiled (``fullgraph=True``, backend ``eager``) against eager, one call per item of
+    ``inputs`` (``make(item)`` builds equal fresh arguments for each side): None when the return
+    value and the arguments after the call are alike every time, else the first difference (a
+    string) or what the compiled call raised (the exception)."""
+    import torch
+
+    from tdcompat.cases.snapshot import diff, snapshot
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", fullgraph=True)
+    for item in inputs:
+        eager_args, compiled_args = make(item), make(item)
+        expected = snapshot((fn(*eager_args), eager_args))
+        try:
+            got = snapshot((compiled(*compiled_args), compiled_args))
+        except Exception as exc:  # noqa: BLE001 - a graph break or a crash is the finding
+            return exc
+        found = diff(expected, got, f"call with {item!r}")
+        if found:
+            return found
+    return None

@@ -438,7 +438,36 @@ def sub_dict_state(n):
         type.__delattr__(SubD, "get")
 
 
-HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state")
+def ored(d, b):
+    """``d | b``, or the TypeError's text (dict-or-invalid-operand, 2.8-2.12)."""
+    try:
+        return d | b
+    except TypeError as error:
+        return str(error)
+
+
+def iored(d, b):
+    """``d |= b`` and ``d``, or the TypeError's text (dict-or-invalid-operand, 2.8-2.12)."""
+    try:
+        d |= b
+    except TypeError as error:
+        return str(error)
+    return d
+
+
+def refused(d):
+    """dict methods called with counts CPython refuses: the exceptions' type names (dict-method-arity)."""
+    out = []
+    for call in (lambda: d.keys(1), lambda: d.get(), lambda: d.copy(1)):
+        try:
+            out.append(call())
+        except TypeError as error:
+            out.append(type(error).__name__)
+    return out
+
+
+HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
+           "refused")
 
 
 # ============================================================================
@@ -1367,7 +1396,12 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))",
             # dict methods through a dict subclass that gains its own get on odd calls (dict-subclass-class-method)
             "SubD.get(dict({o}.__dict__), 'a', 0)", "sorted(SubD.keys({o}.__dict__))",
-            "SubD.setdefault(vars({o}), 'q', 1)", "SubD.get(SubD(a={o}), 'a') is {o}")
+            "SubD.setdefault(vars({o}), 'q', 1)", "SubD.get(SubD(a={o}), 'a') is {o}",
+            # `|` / `|=` of a dict with an operand that is no dict (dict-or-invalid-operand, 2.8-2.12)
+            "ored(dict({o}.__dict__), 1)", "ored(dict(vars({o})), 'ab')", "iored(dict({o}.__dict__), None)",
+            "ored({{'z': {o}}}, (1, 2))",
+            # dict methods with argument counts CPython refuses (dict-method-arity, 2.7-2.8)
+            "refused(dict({o}.__dict__))", "refused(SubD(a={o}))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -14,10 +14,9 @@ import pytest
 import torch
 import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
 
-from tdcompat.cases.snapshot import diff, snapshot
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, without_patch
+from conftest import applied, eager_vs_compiled, without_patch
 
 NAME = "dict-key-dynamic-float"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -111,20 +110,11 @@ PROGRAMS = [
 
 
 def _run(fn, make, floats=FLOATS):
-    """``None`` when compiled equals eager on every call, else what differed or what was raised."""
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=True)
-    for f in floats:
-        eager_args, compiled_args = make(f), make(f)
-        expected = snapshot((fn(*eager_args), eager_args))
-        try:
-            got = snapshot((compiled(*compiled_args), compiled_args))
-        except Exception as exc:  # noqa: BLE001 - the crash is the point
-            return f"{type(exc).__name__}: {exc}"
-        found = diff(expected, got, f"call with {f}")
-        if found:
-            return found
-    return None
+    """None when compiled equals eager on every call, else the difference (str) or the exception."""
+    failure = eager_vs_compiled(fn, make, floats)
+    if failure is None or isinstance(failure, str):
+        return failure
+    return f"{type(failure).__name__}: {failure}"
 
 
 @pytest.mark.parametrize("fn,make", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])

@@ -17,10 +17,9 @@ import torch
 import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
 from torch._dynamo.exc import Unsupported
 
-from tdcompat.cases.snapshot import diff, snapshot
 from tdcompat.versions import parse_torch_version
 
-from conftest import applied, without_patch
+from conftest import applied, eager_vs_compiled, without_patch
 
 NAME = "dict-subclass-class-method"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -128,20 +127,7 @@ ACCEPTED = [
 
 
 def _run(fn, make):
-    """``None`` when compiled equals eager on both calls, else the difference or the exception."""
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=True)
-    for seed in (0, 1):
-        eager_args, compiled_args = make(seed), make(seed)
-        expected = snapshot((fn(*eager_args), eager_args))
-        try:
-            got = snapshot((compiled(*compiled_args), compiled_args))
-        except Exception as exc:  # noqa: BLE001 - a break or a crash is the finding
-            return exc
-        found = diff(expected, got, f"call {seed}")
-        if found:
-            return found
-    return None
+    return eager_vs_compiled(fn, make)
 
 
 @pytest.mark.parametrize("fn,make", [a[1:] for a in ACCEPTED], ids=[a[0] for a in ACCEPTED])

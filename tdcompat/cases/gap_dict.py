@@ -498,3 +498,48 @@ CASES = CASES + (
          doc="`try: SubDict.keys() / except TypeError`: a graph break on 2.7-2.8, the compile crashed on 2.9-2.12 "
              "(IndexError out of Dynamo)"),
 )
+
+
+def or_invalid_operand(d, x):
+    """``d | 1`` and ``d |= None`` in a try: TypeError, whose text the program keeps."""
+    out = []
+    for b in (1, "ab", (1, 2)):
+        try:
+            out.append(d | b)
+        except TypeError as error:
+            out.append(str(error))
+    try:
+        d |= None
+    except TypeError as error:
+        out.append(str(error))
+    return out, x + 1
+
+
+CASES = CASES + (
+    Case("dict_or_invalid_operand_in_try", ("dict-or-invalid-operand",), or_invalid_operand,
+         lambda: ({"a": torch.randn(3)}, torch.randn(3)), torch=">=2.8",
+         unpatched=(Expect("<2.11", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: (TypeError|AttributeError)"),
+                    Expect("<2.13", WRONG_RESULT)),
+         doc="`try: d | 1 / except TypeError as e: str(e)`: the compile crashed on 2.8-2.10, 2.11-2.12 word the "
+             "error \"'dict'and 'int'\""),
+)
+
+
+def refused_argument_counts(d, x):
+    """``d.keys(1)``, ``d.get()``, ``d.copy(1)`` in a try: CPython raises TypeError before anything."""
+    out = []
+    for call in (lambda: d.keys(1), lambda: d.get(), lambda: d.copy(1), lambda: d.get(key="a")):
+        try:
+            out.append(call())
+        except TypeError as error:
+            out.append(type(error).__name__)
+    return out, x + 1
+
+
+CASES = CASES + (
+    Case("dict_method_refused_argument_count", ("dict-method-arity",), refused_argument_counts,
+         lambda: ({"a": torch.randn(3)}, torch.randn(3)), torch=">=2.7",
+         unpatched=(Expect("<2.9", GRAPH_BREAK, detail=r"^(AssertionError|InternalTorchDynamoError)"),),
+         doc="`try: d.keys(1) / except TypeError`: the compile crashed on 2.7-2.8 (AssertionError, IndexError out "
+             "of Dynamo)"),
+)

@@ -28,6 +28,8 @@ _PATCH_MODULES = (
     "dict_delitem_missing",
     "dict_update_args",
     "dict_subclass_class_method",
+    "dict_or_invalid_operand",
+    "dict_method_arity",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",
