@@ -458,7 +458,7 @@ def iored(d, b):
 def refused(d):
     """dict methods called with counts CPython refuses: the exceptions' type names (dict-method-arity)."""
     out = []
-    for call in (lambda: d.keys(1), lambda: d.get(), lambda: d.copy(1)):
+    for call in (lambda: d.keys(1), lambda: d.get(), lambda: d.copy(1), lambda: d.update(1)):
         try:
             out.append(call())
         except TypeError as error:

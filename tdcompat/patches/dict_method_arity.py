@@ -13,20 +13,26 @@ argument count of ``keys``/``values``/``items``/``copy`` (``assert not (args or 
 indexes ``args[0]`` for ``get``, where CPython raises ``TypeError``.
 
 What the handler accepts: ``call_method(tx, name, args, kwargs)`` on an exact ``ConstDictVariable``
-of a plain ``dict`` (a dict subclass's own dict part included: ``UserDefinedDictVariable`` sends
-dict's methods there), ``name`` one of :data:`_ARITY`, with keywords or an argument count outside
-what CPython's ``dict.<name>`` takes. It calls that very method on a new empty dict with as many
-``None`` placeholders (and the same keyword names): CPython parses the arguments before it reads
-them or the dict, so the ``TypeError`` it raises is the one the user's call raises, text included;
-that error is raised in the trace. Anything else that probe does (no error, another error) defers.
+whose ``user_cls`` is ``dict`` or ``OrderedDict`` (a dict subclass's own dict part included:
+``UserDefinedDictVariable`` sends dict's methods there), ``name`` one of :data:`_ARITY` with
+keywords or an argument count outside what ``dict.<name>`` takes, or ``update`` with one constant
+number or ``None``. It makes the very call on a new empty instance of ``user_cls`` (``None``
+placeholders for the arguments; ``update``'s own immutable constant): CPython parses the
+arguments before it reads them or the mapping, and ``update`` of a non-iterable raises before it
+changes anything, so the ``TypeError`` it raises is the one the user's call raises, text included;
+that error is raised in the trace. Whatever else the probe does (no error, another error) defers.
 
 Why that is sound: the argument count and keyword names are static in the bytecode Dynamo traces,
-the receiver's class is dict (``user_cls``, guarded with the dict), and for ``dict``'s methods the
-arity error depends on nothing else. ``OrderedDict``, ``defaultdict`` (another tracker class) and
-``popitem`` (``OrderedDict.popitem(last=)``) are left to Dynamo.
+the receiver's class is ``user_cls`` (guarded with the mapping), ``update``'s constant is guarded
+or made in the frame, and for these C methods the error depends on nothing else. ``defaultdict``
+(another tracker class), other ``user_cls`` and, for an ``OrderedDict``, dunder methods and keyword
+calls (CPython names ``dict`` or ``OrderedDict`` in their text depending on how the method was
+reached: ``od.__contains__()`` or a bound ``f = od.__contains__``) are left to Dynamo.
 """
 
 from __future__ import annotations
+
+import collections
 
 from ..dynamo_api import bind_args, raise_observed
 from ..spec import Patch, Target
@@ -34,6 +40,10 @@ from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "dict-method-arity"
 
+#: The receivers answered: their methods' argument parsing is CPython's own C code.
+_RECEIVERS = (dict, collections.OrderedDict)
+#: What ``update`` cannot iterate: ``d.update(1)`` raises TypeError before it changes anything.
+_NON_ITERABLE = frozenset({int, float, bool, complex, type(None)})
 #: dict method -> the positional argument counts CPython accepts (no keywords for any of them).
 _ARITY = {
     "keys": (0,), "values": (0,), "items": (0,), "copy": (0,), "clear": (0,),
@@ -42,34 +52,49 @@ _ARITY = {
 }
 
 
-def _arity_error(name: str, count: int, keywords) -> "TypeError | None":
-    """The TypeError CPython's ``dict.<name>`` raises for ``count`` positional arguments and these
-    keyword names, read off a call on an empty dict; None when it raises nothing or another error."""
+def _refused(cls: type, name: str, call_args, keywords) -> "TypeError | None":
+    """The TypeError CPython's ``cls.<name>`` raises for these arguments, read off the same call on
+    a new empty ``cls`` (placeholders ``None`` for the arguments, except ``update``'s one constant);
+    None when the call is not one this handler answers, raises nothing or raises another error."""
+    from torch._dynamo.variables import ConstantVariable
+
+    if cls is not dict and (name.startswith("__") or keywords):
+        return None  # CPython words these for an OrderedDict by how it was called (descriptor or bound)
+    if name == "update":
+        if (len(call_args) != 1 or keywords or type(call_args[0]) is not ConstantVariable
+                or type(call_args[0].value) not in _NON_ITERABLE):
+            return None
+        probe = [call_args[0].value]
+    elif name in _ARITY:
+        probe = [None] * len(call_args)
+    else:
+        return None
     try:
-        getattr({}, name)(*([None] * count), **dict.fromkeys(keywords))
+        getattr(cls(), name)(*probe, **dict.fromkeys(keywords))
     except TypeError as error:
         return error
-    except Exception:  # noqa: BLE001 - a KeyError of the placeholder: the count was right
+    except Exception:  # noqa: BLE001 - a KeyError of the placeholder: the arguments were right
         return None
     return None
 
 
 @fail_safe(NAME)
 def _call_method(wrapped, instance, args, kwargs):
-    """``ConstDictVariable.call_method(tx, name, args, kwargs)`` with a count dict's method refuses."""
+    """``ConstDictVariable.call_method(tx, name, args, kwargs)`` with arguments the method refuses."""
     bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
     from torch._dynamo.variables import ConstDictVariable
 
-    if type(instance) is not ConstDictVariable or getattr(instance, "user_cls", None) is not dict:
+    cls = getattr(instance, "user_cls", None)
+    if type(instance) is not ConstDictVariable or cls not in _RECEIVERS:
         return DEFER
-    error = _arity_error(name, len(call_args), list(call_kwargs))
+    error = _refused(cls, name, call_args, list(call_kwargs))
     if error is None:
         return DEFER
     effects_begin()
-    raise_observed(TypeError, tx, f"dict.{name}() with {len(call_args)} arguments", str(error))
+    raise_observed(TypeError, tx, f"{cls.__name__}.{name}() with {len(call_args)} arguments", str(error))
 
 
 @gate(_call_method)
@@ -79,7 +104,11 @@ def _call_method_gate(original, handle):
 
     def call_method(self, tx, name, args, kwargs):
         counts = _ARITY.get(name)
-        if counts is None or (not kwargs and len(args) in counts):
+        if counts is None:
+            if name == "update" and len(args) == 1 and type(args[0]).__name__ == "ConstantVariable":
+                return handle(self, tx, name, args, kwargs)
+            return original(self, tx, name, args, kwargs)
+        if not kwargs and len(args) in counts:
             return original(self, tx, name, args, kwargs)
         return handle(self, tx, name, args, kwargs)
 
