@@ -88,6 +88,8 @@ def main(argv=None) -> int:
 
     seed = secrets.randbelow(2 ** 31) if args.seed == "random" else int(args.seed)
     print(f"tdcompat fuzz seed {seed}", flush=True)
+    # the code under test is what the workers import now: a commit made during a long run must not be credited
+    started = source_state() if args.ledger else (None, None)
     workers = args.workers or os.cpu_count() or 1
     if not args.replay and not args.slice:
         # worker processes even for one worker: a crashed worker is restarted, the run goes on
@@ -119,7 +121,7 @@ def main(argv=None) -> int:
         with open(args.json, "w") as fh:
             fh.write(fuzzer.main_json(report))
     if args.ledger and not args.slice and not args.replay:
-        append_ledger(args.ledger, report)
+        append_ledger(args.ledger, report, started)
     return 1 if any(report["counts"].get(c) for c in fuzzer.BAD + ("crash",)) else 0
 
 
@@ -216,15 +218,22 @@ def _git(*cmd: str) -> str:
     return subprocess.run(["git", "-C", ROOT, *cmd], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def ledger_entry(report: dict) -> dict:
-    """One run as the ledger keeps it: where (torch, commit), what (seed, slices, programs), what came out."""
+def source_state() -> tuple:
+    """(HEAD commit, whether tracked files differ from it) of the checkout, or (None, None) outside git;
+    taken when a run starts, since the workers import the code as it is then."""
     try:
         # the ledger itself does not count: the previous run's entry makes it changed
         changed = _git("status", "--porcelain", "--untracked-files=no", "--", ".",
                        ":(exclude)benchmarks/fuzz_ledger.json")
-        commit, dirty = _git("rev-parse", "HEAD"), bool(changed)
+        return _git("rev-parse", "HEAD"), bool(changed)
     except (OSError, subprocess.CalledProcessError):
-        commit, dirty = None, None
+        return None, None
+
+
+def ledger_entry(report: dict, started: tuple = (None, None)) -> dict:
+    """One run as the ledger keeps it: where (torch, the commit it started at), what (seed, slices, programs),
+    what came out."""
+    commit, dirty = started if started[0] is not None else source_state()
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": commit,
@@ -243,11 +252,11 @@ def ledger_entry(report: dict) -> dict:
     }
 
 
-def append_ledger(path: str, report: dict) -> None:
+def append_ledger(path: str, report: dict, started: tuple = (None, None)) -> None:
     """Append to the ledger ``{"doc": ..., "releases": {torch version: [entry, ...]}}`` under a file lock."""
     import fcntl
 
-    entry = ledger_entry(report)
+    entry = ledger_entry(report, started)
     release = report["versions"]["torch"].split("+")[0]
     with open(path, "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
