@@ -1680,7 +1680,10 @@ def _gen_ops(rng: random.Random, program: Program, count: int, depth: int,
             else:
                 reads = READ_BACKS + {"shadow": THEME_OPS["shadow"][:6],
                                       "mapping_attr": (V_GET, V_GET, D_GET, D_GETM)}.get(program.theme, ())
-                ops.append(Op(rng.choice(reads), i, key, value, use=use_it))
+                read = rng.choice(reads)
+                if kind.ctx and key == "depth" and read in ATTR_REMOVES:
+                    read = D_GET  # __exit__ reads it: popping it fails eagerly (2.8 replay 1517200507589876)
+                ops.append(Op(read, i, key, value, use=use_it))
             continue
         i = rng.randrange(len(program.objects))
         kind = KINDS[program.objects[i].kind]
