@@ -10,10 +10,12 @@ docs/compatibility.md.
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
-from tdcompat.doctor import _run_side
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the checkout's tdcompat, without PYTHONPATH
 
 
 def main() -> int:
@@ -23,6 +25,8 @@ def main() -> int:
     parser.add_argument("--case", action="append", default=[],
                         help="record only these cases into the existing record (a new case: no full re-run)")
     args = parser.parse_args()
+    from tdcompat.doctor import _run_side  # imports torch: not needed for --help
+
     before = _run_side(False, args.backend, args.case)
     after = _run_side(True, args.backend, args.case)
     status = json.loads(subprocess.run(

@@ -85,7 +85,7 @@ _METHODS: Dict[Tuple[type, str], _Method] = {}
 def _chain(raw: Any, handlers: List[Any]) -> Tuple[Any, List[Any]]:
     """What is installed for ``handlers`` on ``raw`` (the first handler's layer is outermost), and
     the gated handlers installed without their gate. A handler several patches share
-    (``dynamo_api.deletion_tracker()``) is one layer."""
+    (``instance_dict.deletion_tracker()``) is one layer."""
     handlers = list(dict.fromkeys(handlers))
     gated = [h for h in handlers if _handler_of(h) is not h]
     static = isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType)

@@ -54,15 +54,8 @@ of a stored function or descriptor (above).
 
 from __future__ import annotations
 
-from ..dynamo_api import (
-    MISSING,
-    graph_break,
-    guard_dict_contains,
-    guard_hasattr,
-    pending_stores,
-    realize,
-    static_lookup,
-)
+from ..dynamo_api import MISSING, graph_break, guard_dict_contains, guard_hasattr, realize, static_lookup
+from ..instance_dict import pending_stores
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 

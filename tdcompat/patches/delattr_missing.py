@@ -53,7 +53,8 @@ def _refuse_unchecked_module_deletion(tx, obj, name) -> None:
     ``super-delattr`` does not apply; fuzzer seed 11002453 of seed 11 reached it through a
     ``TensorDictParams`` built in the frame). Where ``super-delattr`` is applied and knows
     whether the attribute is there, it raises or records the deletion; otherwise a graph break."""
-    from ..dynamo_api import graph_break, instance_dict_contains, made_in_frame
+    from ..dynamo_api import graph_break, made_in_frame
+    from ..instance_dict import instance_dict_contains
     from ..lifecycle import is_applied
 
     if not made_in_frame(obj):
@@ -91,7 +92,7 @@ def _call_delattr(wrapped, instance, args, kwargs):
         return DEFER
     if not tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER
-    from ..dynamo_api import instance_dict_contains
+    from ..instance_dict import instance_dict_contains
 
     present = instance_dict_contains(tx, obj, name)
     if present is None:
@@ -99,7 +100,7 @@ def _call_delattr(wrapped, instance, args, kwargs):
     if present:
         # Dynamo's deletion, but replayed after the graph as decided for this input (guarded),
         # and not where later reads would miss a class attribute of that name.
-        from ..dynamo_api import guard_deletion_replay, refuse_deletion_under_class_attribute
+        from ..instance_dict import guard_deletion_replay, refuse_deletion_under_class_attribute
 
         refuse_deletion_under_class_attribute(tx, obj, name)
         guard_deletion_replay(tx, obj, name)

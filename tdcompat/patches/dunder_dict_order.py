@@ -41,7 +41,7 @@ what the listed keys were computed from.
 Deleted and stored again on an object passed in (2.14+): Dynamo drops the recorded deletion in
 ``SideEffects.store_instance_dict_attr`` and the replay then only sets the key, which keeps its old place
 (``del o.a; o.a = v``: silently wrong natively on 2.15.0; the fuzzer's CI program #107, where a graph break
-at a later ``list(o.__dict__)`` replayed the same record). ``dynamo_api.readd_instance_dict_tracker()`` is
+at a later ``list(o.__dict__)`` replayed the same record). ``instance_dict.readd_instance_dict_tracker()`` is
 declared there: the shared re-store rules (a name the input lacked: moved last under a guard; its last
 key with nothing added before: kept; any other: a graph break).
 """
@@ -50,15 +50,11 @@ from __future__ import annotations
 
 import functools
 
-from ..dynamo_api import (
+from ..dynamo_api import graph_break, guard_dict_keys_in_order, made_in_frame, new_object_kwargs, raise_observed
+from ..instance_dict import (
     deleted_attr_names,
     deletion_tracker,
-    graph_break,
-    guard_dict_keys_in_order,
-    made_in_frame,
-    new_object_kwargs,
     pending_stores,
-    raise_observed,
     readd_instance_dict_tracker,
     readd_tracker,
 )

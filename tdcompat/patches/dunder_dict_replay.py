@@ -25,7 +25,7 @@ torch 2.13 fixed all three with instance-dict mutations of their own kind
 ``KeyError``). The fix here, for 2.12 only: a missing key raises ``KeyError`` in
 the trace (its absence guarded with ``DICT_NOT_CONTAINS`` on an input); a
 deletion whose replay would differ from ``del obj.__dict__[k]`` graph-breaks
-(:func:`tdcompat.dynamo_api.guard_deletion_replay` plus data descriptors and a
+(:func:`tdcompat.instance_dict.guard_deletion_replay` plus data descriptors and a
 class ``__delattr__``). Reads after such a write or deletion are answered as CPython
 answers them (``UserDefinedObjectVariable.var_getattr`` and
 ``BuiltinVariable.call_getattr``, which both consult the record first): a Python
@@ -115,7 +115,8 @@ def _call_method(wrapped, instance, args, kwargs):
     key = const_str(call_args[0])
     if key is None:
         return DEFER
-    from ..dynamo_api import deletion_replays_as_recorded, instance_dict_contains, raise_observed
+    from ..dynamo_api import raise_observed
+    from ..instance_dict import deletion_replays_as_recorded, instance_dict_contains
 
     present = instance_dict_contains(tx, obj, key)
     if present is None:
@@ -130,7 +131,7 @@ def _call_method(wrapped, instance, args, kwargs):
             graph_break("__dict__ deletion replayed through the class", f"del {obj}.__dict__[{key!r}]",
                         f"Dynamo replays the deletion as `del obj.{key}`, which runs "
                         f"{type(value).__qualname__}'s descriptor or __delattr__")
-        from ..dynamo_api import guard_deletion_replay
+        from ..instance_dict import guard_deletion_replay
 
         guard_deletion_replay(tx, obj, key)
     return DEFER

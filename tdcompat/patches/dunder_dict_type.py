@@ -43,7 +43,8 @@ turns the break into a wrong result.
 
 from __future__ import annotations
 
-from ..dynamo_api import instance_dict_receiver_types, made_in_frame
+from ..dynamo_api import made_in_frame
+from ..instance_dict import instance_dict_receiver_types
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 

@@ -30,7 +30,7 @@ the iteration; 2.8-2.10 raised an observed TypeError there, issue 26); ``frozens
 comparisons and set operators of a view (``==``, ``!=``, ``|``, ``&``, ``-``, ``^``, ``isdisjoint``)
 graph-break (Dynamo compared the tracker: ``keys() == {...}.keys()`` was False on 2.8-2.10). The view
 keeps ``has_unpack_var_sequence`` False so that every loop iterates live. An input module's own
-keys are read as dict items (``dynamo_api.instance_dict_item``; its attribute reads rebuilt empty hook
+keys are read as dict items (``instance_dict.instance_dict_item``; its attribute reads rebuilt empty hook
 ``OrderedDict``s as plain dicts in ``dict(m.__dict__.items())``, and through instance-dict-writes'
 ``m.__dict__[k]`` in ``dict(m.__dict__)``/``MyDict(m.__dict__)``/``{**m.__dict__}`` on 2.8/2.9).
 A step of a live iteration inside a generator that Dynamo runs to its end at once (every generator on
@@ -58,17 +58,19 @@ from __future__ import annotations
 import functools
 
 from ..dynamo_api import (
-    deleted_attr_names,
-    deletion_tracker,
     graph_break,
     guard_dict_keys_in_order,
-    instance_dict_item,
-    instance_dict_receiver_types,
     is_data_descriptor,
     made_in_frame,
     new_object_kwargs,
-    pending_stores,
     raise_observed,
+)
+from ..instance_dict import (
+    deleted_attr_names,
+    deletion_tracker,
+    instance_dict_item,
+    instance_dict_receiver_types,
+    pending_stores,
 )
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
@@ -161,7 +163,7 @@ def _entry(tx, obj, kind: str, name: str):
 def _own_value(tx, obj, name: str):
     """``obj.__dict__[name]`` of an object passed in, for a key the frame has not stored: the
     attribute read, unless a data descriptor of the class (a property) hides the item or the
-    object is a module (:func:`tdcompat.dynamo_api.instance_dict_item`)."""
+    object is a module (:func:`tdcompat.instance_dict.instance_dict_item`)."""
     return instance_dict_item(tx, obj, name)
 
 

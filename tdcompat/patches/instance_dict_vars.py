@@ -17,7 +17,8 @@ up by name for the builtin ``vars`` only: no other traced call pays anything.
 
 from __future__ import annotations
 
-from ..dynamo_api import instance_dict_receiver_types, realize
+from ..dynamo_api import realize
+from ..instance_dict import instance_dict_receiver_types
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
 

@@ -54,7 +54,7 @@ Modules (``nn.Module.__setattr__``'s ``remove_from``: ``del self.__dict__[name]`
 registering a parameter, buffer or submodule under that name): Dynamo replays the
 deletion of an input module as ``del m.name`` *after* the ``_modules``/``_parameters``
 update, and ``nn.Module.__delattr__`` then deletes the new entry. The deletion is
-recorded only where it replays right (:func:`tdcompat.dynamo_api.order_module_deletion`: the module's
+recorded only where it replays right (:func:`tdcompat.instance_dict.order_module_deletion`: the module's
 mutations are moved to replay before its bookkeeping dicts', ``name`` guarded absent
 from them on entry; a module made in the frame has nothing to replay); a later
 ``m.name`` going through ``__getattr__`` is ``module-deleted-attr``'s. Any other
@@ -72,16 +72,8 @@ whether a key is present in an input object's ``__dict__`` are guarded
 
 from __future__ import annotations
 
-from ..dynamo_api import (
-    LAZY_MODULE,
-    bind_args,
-    const_str,
-    instance_dict_receiver_types,
-    is_data_descriptor,
-    peek,
-    readd_tracker,
-    realize,
-)
+from ..dynamo_api import LAZY_MODULE, bind_args, const_str, is_data_descriptor, peek, realize
+from ..instance_dict import instance_dict_receiver_types, readd_tracker
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
@@ -161,10 +153,11 @@ def _check_key(tx, obj, key, deleting: bool = False) -> None:
 def _check_delete(tx, obj, key) -> None:
     """Dynamo replays a deletion as ``del obj.key``: only equal to ``del obj.__dict__[key]``
     when ``__delattr__`` is object's, or ``nn.Module.__delattr__`` on a module tracker under the
-    conditions of :func:`tdcompat.dynamo_api.order_module_deletion`. Anything else graph-breaks."""
+    conditions of :func:`tdcompat.instance_dict.order_module_deletion`. Anything else graph-breaks."""
     import inspect
 
-    from ..dynamo_api import deletion_replays_as_recorded, graph_break, module_tracker_types
+    from ..dynamo_api import graph_break, module_tracker_types
+    from ..instance_dict import deletion_replays_as_recorded
 
     value = obj.value
     plain = inspect.getattr_static(type(value), "__delattr__", None) is object.__delattr__
@@ -191,7 +184,7 @@ def _store(tx, obj, key, value) -> None:
         graph_break("__dict__ write on an untracked object", f"{obj}.__dict__[{key!r}]",
                     "Dynamo does not track attribute mutations of this object")
     if isinstance(value, variables.DeletedVariable):
-        from ..dynamo_api import guard_deletion_replay, refuse_deletion_under_class_attribute
+        from ..instance_dict import guard_deletion_replay, refuse_deletion_under_class_attribute
 
         refuse_deletion_under_class_attribute(tx, obj, key)
         guard_deletion_replay(tx, obj, key)
@@ -211,13 +204,13 @@ def _read(tx, obj, key):
     returns, and for a module it can answer another object (2.8/2.9: an empty hook
     ``OrderedDict`` as a plain ``{}``), so read the dictionary item itself: a value
     written in this frame, or the real ``obj.__dict__[key]`` under its own source
-    (:func:`tdcompat.dynamo_api.instance_dict_item`).
+    (:func:`tdcompat.instance_dict.instance_dict_item`).
     """
     effects_begin()  # may inline user code (__getattr__) or install guards
     side_effects = tx.output.side_effects
     if side_effects.has_pending_mutation_of_attr(obj, key):
         return side_effects.load_attr(obj, key)
-    from ..dynamo_api import instance_dict_item
+    from ..instance_dict import instance_dict_item
 
     return instance_dict_item(tx, obj, key)
 

@@ -14,14 +14,15 @@ mutations are modelled as such: ``SideEffects.store_instance_dict_attr``).
 The fix runs the class's ``__getattr__`` (``manually_trace_nn_module_getattr`` for
 ``nn.Module``'s own) for a module tracker whose ``name`` is recorded deleted in this
 frame, where the class has no attribute of that name and the deletion replays in order
-(:func:`tdcompat.dynamo_api.order_module_deletion`, done by the patch that recorded it:
+(:func:`tdcompat.instance_dict.order_module_deletion`, done by the patch that recorded it:
 ``instance-dict-writes``, ``super-delattr``, ``dunder-dict-replay``). Anything else defers.
 Split out of ``instance-dict-writes`` (the same wrappers, 2.5-2.11) and extended to 2.12.
 """
 
 from __future__ import annotations
 
-from ..dynamo_api import ANY_DELETED, const_str, deletion_tracker, module_tracker_types, order_module_deletion
+from ..dynamo_api import const_str, module_tracker_types
+from ..instance_dict import ANY_DELETED, deletion_tracker, order_module_deletion
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 

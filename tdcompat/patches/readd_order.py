@@ -13,7 +13,7 @@ and 2.15.0). 2.13 passes the mutation kind after the value.
 The fix: a store of a value under a name whose entry holds a ``DeletedVariable``, on an object
 made in the frame, first removes that entry, so the store lands at the end of the record as
 the key does in CPython. An object passed in (issue 26) is the shared
-``dynamo_api.readd_tracker()`` handler's, declared here too: a name its real ``__dict__``
+``instance_dict.readd_tracker()`` handler's, declared here too: a name its real ``__dict__``
 lacked on entry (added, deleted, added again in the frame) is moved to the end of the record
 the same way, under a guard that the real ``__dict__`` still lacks it; the real ``__dict__``'s
 last key, with no key the frame added present at the store, keeps its place (which is then its
@@ -21,12 +21,13 @@ CPython place) under a guard on the real keys and their order; any other name it
 (the replay's ``setattr`` would leave the key in its old place: silently wrong natively on
 2.5-2.15). On 2.14+ (outside this patch's range) Dynamo drops the recorded deletion in
 ``SideEffects.store_instance_dict_attr`` before ``store_attr``: dunder-dict-order declares
-``dynamo_api.readd_instance_dict_tracker()`` there, which asks the same question first.
+``instance_dict.readd_instance_dict_tracker()`` there, which asks the same question first.
 """
 
 from __future__ import annotations
 
-from ..dynamo_api import made_in_frame, pending_stores, readd_tracker
+from ..dynamo_api import made_in_frame
+from ..instance_dict import pending_stores, readd_tracker
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import operator
 
+from ..sequence_identity import contains_itself
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate
 
@@ -52,7 +53,6 @@ NAME = "sequence-compare-identity"
 
 _CMP = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
         "__gt__": operator.gt, "__ge__": operator.ge}
-_SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 
 def _exact_sequences(left, right):
@@ -77,43 +77,6 @@ def _compare_without_identical_pairs(tx, op, left, right):
     kept_right = TupleVariable([b[i] for i in keep] + list(b[n:]))
     return UserFunctionVariable(polyfills.list_cmp).call_function(
         tx, [BuiltinVariable(op), kept_left, kept_right], {})
-
-
-_OBJECT_EQ = vars(object)["__eq__"]
-
-
-def _identity_eq(vt) -> bool:
-    """``vt``'s type compares by identity (``object.__eq__``, read statically): comparing it with
-    a scalar runs nothing and is False, as CPython's reflected ``object.__eq__`` is."""
-    from ..dynamo_api import static_lookup
-
-    try:
-        cls = vt.python_type()
-    except Exception:  # noqa: BLE001 - a tracker that cannot say: not accepted
-        return False
-    return isinstance(cls, type) and static_lookup(cls, "__eq__") is _OBJECT_EQ
-
-
-def contains_itself(seq, search) -> bool:
-    """True when CPython's ``search in seq`` meets ``search`` itself after only pure comparisons:
-    ``search`` a scalar constant, or of a type that compares by identity (a ``functools.partial``,
-    a plain object), and every item before it a scalar constant or a symbolic number."""
-    from torch._dynamo.variables import ConstantVariable, SymNodeVariable
-
-    def scalar(vt):
-        return type(vt) is ConstantVariable and type(vt.value) in _SCALARS
-
-    if not scalar(search) and not _identity_eq(search):
-        return False
-    for item in seq.items:
-        if item is search:
-            return True
-        # an input's item is realized as Dynamo's own containment test does; a symbolic number
-        # compares with a scalar without side effect (and the answer does not depend on it)
-        item = item.realize()
-        if not (scalar(item) or type(item) is SymNodeVariable):
-            return False
-    return False
 
 
 @fail_safe(NAME)

@@ -12,7 +12,7 @@ search_val``. A ``FunctoolsPartialVariable`` made in the frame is such a constan
 ``as_python_constant()`` builds a new ``functools.partial`` on each call: neither ``is`` nor
 ``==`` (identity, for a partial) can match.
 
-What the handler accepts (:func:`sequence_compare_identity.contains_itself`, shared with the
+What the handler accepts (:func:`tdcompat.sequence_identity.contains_itself`, shared with the
 <2.13 patch): an exact list or tuple, a search value of a type that compares by identity
 (``object.__eq__``) or a scalar constant, found as *the same tracker* after only scalar
 constants (or symbolic numbers). One tracker stands for one object, so CPython's identity
@@ -37,7 +37,7 @@ def _sq_contains(wrapped, instance, args, kwargs):
     from torch._dynamo.variables import ConstantVariable
     from torch._dynamo.variables.lists import ListVariable, TupleVariable
 
-    from .sequence_compare_identity import contains_itself
+    from ..sequence_identity import contains_itself
 
     if type(instance) not in (ListVariable, TupleVariable) or not contains_itself(instance, args[1]):
         return DEFER

@@ -89,7 +89,8 @@ def _call_method(wrapped, instance, args, kwargs):
     store = getattr(side_effects, "store_instance_dict_attr", None)
     if store is None and not _replay_is_plain(cls):
         return DEFER
-    from ..dynamo_api import deletion_replays_as_recorded, guard_deletion_replay, instance_dict_contains, raise_observed
+    from ..dynamo_api import raise_observed
+    from ..instance_dict import deletion_replays_as_recorded, guard_deletion_replay, instance_dict_contains
 
     present = instance_dict_contains(tx, obj, key)
     if present is None:

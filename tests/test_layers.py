@@ -1,0 +1,67 @@
+"""The package's layers run one way (issue 29): version shims at the bottom, the shared
+instance-dict model above them, patches above those, the life cycle and the doctor on top.
+
+Read from the source (every ``from .x import`` / ``from ..x import``, also those inside
+functions, which are how tdcompat defers importing Dynamo), so no torch is needed.
+"""
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "tdcompat"
+
+
+def _imports() -> dict:
+    """{module: the tdcompat modules it imports anywhere in its source}."""
+    graph = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.with_suffix("").relative_to(ROOT.parent).parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                if node.module:
+                    deps.add(".".join(base + [node.module]))
+                else:
+                    deps.update(".".join(base + [alias.name]) for alias in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names if alias.name.startswith("tdcompat"))
+        graph[module] = deps
+    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+
+def test_no_import_cycle():
+    graph = _imports()
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join(path[path.index(module):] + [module]))
+        if module in done:
+            return
+        path.append(module)
+        for dep in sorted(graph[module]):
+            visit(dep)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)
+
+
+def test_version_shims_are_the_bottom_layer():
+    assert _imports()["tdcompat.dynamo_api"] <= {"tdcompat.versions"}
+
+
+def test_instance_dict_model_sits_on_shims_and_handler_protocol():
+    assert _imports()["tdcompat.instance_dict"] <= {"tdcompat.dynamo_api", "tdcompat.wrappers"}
+
+
+def test_patches_do_not_import_each_other():
+    graph = _imports()
+    for module, deps in graph.items():
+        if module.startswith("tdcompat.patches."):
+            others = {d for d in deps if d.startswith("tdcompat.patches.")}
+            assert not others, f"{module} imports {others}"
