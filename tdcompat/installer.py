@@ -69,14 +69,41 @@ class _Method:
     def install(self) -> None:
         self.wrapper, unfit = _chain(self.raw, [h for _, h in self.handlers])
         self.unfit = list(dict.fromkeys(name for name, h in self.handlers if h in unfit))
+        before = getattr(self.owner, self.attribute, None)
         setattr(self.owner, self.attribute, self.wrapper)
+        _sync_dispatch_tables(self.owner, self.attribute, before, getattr(self.owner, self.attribute, None))
 
     def restore(self) -> None:
+        before = getattr(self.owner, self.attribute, None)
         if self.original is _MISSING:
             if self.attribute in vars(self.owner):
                 delattr(self.owner, self.attribute)
         else:
             setattr(self.owner, self.attribute, self.original)
+        _sync_dispatch_tables(self.owner, self.attribute, before, getattr(self.owner, self.attribute, None))
+
+
+def _sync_dispatch_tables(owner: type, attribute: str, old: Any, new: Any) -> None:
+    """A bytecode handler (``InstructionTranslatorBase.POP_JUMP_IF_FALSE``...) is also cached, at class
+    creation, in the ``dispatch_table`` list that Dynamo's metaclass puts on every translator class
+    (indexed by opcode; ``step()`` calls through it). Swap ``old`` for ``new`` there, at that opcode, in
+    ``owner`` and every subclass whose table holds ``old``; revert swaps back, so the tables end as they
+    were (the same lists, the same functions)."""
+    import dis
+
+    op = dis.opmap.get(attribute)
+    if op is None or old is new:
+        return
+    todo, seen = [owner], set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        table = vars(cls).get("dispatch_table")
+        if isinstance(table, list) and op < len(table) and table[op] is old:
+            table[op] = new
+        todo.extend(type.__subclasses__(cls))
 
 
 _METHODS: Dict[Tuple[type, str], _Method] = {}

@@ -470,6 +470,50 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "refused")
 
 
+# Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
+class TDict(dict):
+    """A dict subclass that adds nothing: its truth is dict's length."""
+
+
+class TODict(collections.OrderedDict):
+    """An OrderedDict subclass that adds nothing."""
+
+
+class TList(list):
+    """A list subclass that adds nothing."""
+
+
+class TTuple(tuple):
+    """A tuple subclass that adds nothing."""
+
+
+class TStr(str):
+    """A str subclass that adds nothing."""
+
+
+class TSet(set):
+    """A set subclass that adds nothing."""
+
+
+class TDeque(collections.deque):
+    """A deque subclass that adds nothing."""
+
+
+class TLen(dict):
+    """A dict subclass with its own ``__len__`` (Dynamo calls it; the patch defers)."""
+
+    def __len__(self):
+        return dict.__len__(self) % 2
+
+
+def truthy(kind, n):
+    """A ``kind`` (one of the classes above) for call ``n``: empty on even calls."""
+    items = {"a": n, "b": 2} if kind in (TDict, TODict, TLen) else ("ab" if kind is TStr else [n, 2])
+    if n % 2 == 0:
+        items = type(items)()
+    return kind(items)
+
+
 # ============================================================================
 # The objects of the patch families (issue 26): hash(), class attributes,
 # deepcopy, dataclasses, Enum classes, module attribute deletion and
@@ -1245,7 +1289,7 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
 # ============================================================================
 FAMILY_SHARE = 0.6  # of the seeds; the rest are the families above, generated as before
 FAMILIES: Tuple[Tuple[str, int], ...] = (("hash", 3), ("class", 3), ("deepcopy", 2), ("dataclass", 2),
-                                         ("enum", 2), ("module", 3), ("dunder", 4))
+                                         ("enum", 2), ("module", 3), ("dunder", 4), ("truth", 2))
 _HB_DEPS = ("Plain", "ModMapU", "Color", "Num", "HEnum", "HMeta", "HCls", "Lin", "Net", "HNet", "HBox", "HASH_SALT",
             "CLASS_KEYS", "KBase", "KSub", "KMeta", "KM", "KObj", "reset_state")
 _CLS_DEPS = ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM", "KObj", "reset_state")
@@ -1271,6 +1315,14 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("MEnum", "MEnum", ("Color", "Num", "Perm", "RevMeta", "MEnum"), family="enum"),
         Kind("EVar", "pick_enum({n})", ("Color", "Num", "Perm", "MEnum", "pick_enum"), family="enum"),
         Kind("Net", "Net({x}, {n})", ("Lin", "Net"), family="module", always=("sub", "w", "buf", "a")),
+        Kind("TDict", "truthy(TDict, {n})", ("TDict", "truthy"), family="truth"),
+        Kind("TODict", "truthy(TODict, {n})", ("TODict", "truthy"), family="truth"),
+        Kind("TList", "truthy(TList, {n})", ("TList", "truthy"), family="truth"),
+        Kind("TTuple", "truthy(TTuple, {n})", ("TTuple", "truthy"), family="truth"),
+        Kind("TStr", "truthy(TStr, {n})", ("TStr", "truthy"), family="truth"),
+        Kind("TSet", "truthy(TSet, {n})", ("TSet", "truthy"), family="truth"),
+        Kind("TDeque", "truthy(TDeque, {n})", ("TDeque", "truthy"), family="truth"),
+        Kind("TLen", "truthy(TLen, {n})", ("TLen", "truthy"), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1279,9 +1331,10 @@ FAMILY_KINDS: Dict[str, Kind] = {
 FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj"), "deepcopy": ("DBox",),
                        "dataclass": ("DPlain", "DFrozen", "DChild", "DInit", "DNest"),
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
-                       "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain")}
+                       "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
+                       "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
-                 "module": ("arg", "global", "local")}
+                 "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 
 HASH, DCOPY = "hash", "deepcopy"
 C_GET, C_GETATTR_D, C_HASATTR, C_SET, C_SETATTR, C_SAME, C_DEL, C_OWN, C_IGET, C_BSET = (
@@ -1293,6 +1346,21 @@ EN_ITER = "enum_iter"
 MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, MD_GET, MD_HAS, MD_GETD, MD_CALL, MD_TYPE, MD_NAMES, MD_HASH = (
     "mod_del", "mod_set_sub", "mod_set_param", "mod_register_param", "mod_register_buffer", "mod_get",
     "mod_hasattr", "mod_getattr_default", "mod_call_sub", "mod_type", "mod_names", "mod_hash")
+TRUTH, TRUTH_MUT = "truth_test", "truth_change"
+#: Truth tests of a container subclass ({o}); each a conditional jump Dynamo traces (or a builtin it may refuse).
+TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else 3))",
+               "out.append(type({o} or 'empty').__name__)", "out.append(type({o} and 'full').__name__)",
+               "_c = 0\nwhile {o} and _c < 2:\n    _c += 1\nout.append(_c)",
+               "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
+               "out.append(bool({o}))", "out.append(len({o}) if {o} else -1)",
+               "out.append([1 for _ in range(2) if {o}])")
+#: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
+TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
+                 "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),
+                 "TLen": ("{o}.clear()", "{o}['z'] = 1"),
+                 "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None")}
+#: Not TSet's: a set subclass passed in keeps its items after ``s.clear()``/``s.add()`` in compiled code on
+#: 2.9-2.15 with and without tdcompat (Dynamo does not replay the change; sets are outside tdcompat's families).
 DD_FORM, DD_REINSERT, DD_UPDATE, DD_READD, DD_ESCAPE = (
     "dd_builtin", "dd_pop_reinsert", "dd_update_order", "dd_del_set_order", "dd_escape")
 
@@ -1306,14 +1374,16 @@ FAMILY_OPS: Dict[str, Tuple[Tuple[str, int], ...]] = {
     "enum": ((EN_ITER, 1),),
     "module": ((MD_DEL, 4), (MD_SUB, 3), (MD_SETP, 2), (MD_REGP, 2), (MD_REGB, 2), (MD_GET, 3), (MD_HAS, 2),
                (MD_GETD, 2), (MD_CALL, 2), (MD_TYPE, 2), (MD_NAMES, 2), (MD_HASH, 2)),
+    "truth": ((TRUTH, 4), (TRUTH_MUT, 2)),
     "dunder": ((DD_FORM, 6), (DD_REINSERT, 2), (DD_UPDATE, 2), (DD_READD, 3), (DD_ESCAPE, 2), (ATTR_SET, 2),
                (ATTR_DEL, 1), (D_SET, 1), (D_POP, 1), (D_UPDATE, 1)),
 }
 #: What reads a written key back, per family.
 FAMILY_READS = {"class": (C_GET, C_GETATTR_D, C_HASATTR, C_OWN, C_IGET), "module": (MD_GET, MD_HAS, MD_GETD, MD_NAMES),
-                "dataclass": (DC_ASDICT, DC_ASTUPLE, DC_USE), "dunder": (DD_FORM, DD_FORM, D_GET, ATTR_GET, HASATTR)}
+                "dataclass": (DC_ASDICT, DC_ASTUPLE, DC_USE), "dunder": (DD_FORM, DD_FORM, D_GET, ATTR_GET, HASATTR),
+                "truth": (TRUTH,)}
 FAMILY_WRITES = (C_SET, C_SETATTR, C_SAME, C_DEL, C_BSET, DC_SET, MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB,
-                 DD_REINSERT, DD_UPDATE, DD_READD, ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE)
+                 DD_REINSERT, DD_UPDATE, DD_READD, ATTR_SET, ATTR_DEL, D_SET, D_POP, D_UPDATE, TRUTH_MUT)
 
 #: hash() operands: name -> (expression, {o} the HBox; deterministic across runs?, hashable?).
 #: A value hashed by identity (or NaN, by identity since 3.10) is compared only with itself.
@@ -1442,6 +1512,13 @@ def _family_op(rng: random.Random, family: str, kind: Kind, t: str, i: int, key:
         return Op(t, i, key or rng.choice(("a", "a", "b", "s", "t")), f"{form}:{rng.choice(('3', '-2', 'x + 1'))}")
     if family == "enum":
         return Op(t, i, rng.choice(ENUM_FORMS), use=use_it)
+    if family == "truth":
+        if t == TRUTH_MUT:
+            changes = TRUTH_CHANGES.get(kind.name)
+            if not changes:  # an immutable container: a truth test instead
+                return Op(TRUTH, i, "", str(rng.randrange(len(TRUTH_FORMS))))
+            return Op(t, i, "", str(rng.randrange(len(changes))))
+        return Op(t, i, "", str(rng.randrange(len(TRUTH_FORMS))))
     if family == "module":
         forms = MD_FORMS.get(t)
         return Op(t, i, key or rng.choice(MD_KEYS), str(rng.randrange(len(forms))) if forms else "", use=use_it)
@@ -1491,6 +1568,10 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
                 code.append("out.append((_h in (1, 's', _h), _h not in [_h]))")
             code += [f"out.append(len({{_h, {expr}}}))", "out.append(hash(_h) == hash(_h))"]
         errors = [] if hashable else ["TypeError"]
+    elif t == TRUTH:
+        code = TRUTH_FORMS[int(op.value)].format(o=o).split("\n")
+    elif t == TRUTH_MUT:
+        code = [TRUTH_CHANGES[kind.name][int(op.value)].format(o=o)]
     elif t == DCOPY:
         expr, what = DCOPY_VALUES[op.value]
         code = [f"_v = {expr.replace('{o}', o)}"]

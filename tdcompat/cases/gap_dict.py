@@ -543,3 +543,73 @@ CASES = CASES + (
          doc="`try: d.keys(1) / except TypeError`: the compile crashed on 2.7-2.8 (AssertionError, IndexError out "
              "of Dynamo)"),
 )
+
+
+# -- builtin-subclass-truth: the truth of a builtin container subclass ------------------------------
+
+
+class TruthDict(dict):
+    """A dict subclass that adds nothing: CPython's truth is dict's length."""
+
+
+class TruthList(list):
+    """A list subclass that adds nothing."""
+
+
+class TruthTuple(tuple):
+    """A tuple subclass that adds nothing."""
+
+
+class TruthStr(str):
+    """A str subclass that adds nothing."""
+
+
+def dict_subclass_truth(d, items, x):
+    """``if d:``, ``not items``, ``d or default`` on dict/list subclasses passed in (empty on one call), then
+    ``d.clear()`` and the test again: each is ``len() != 0`` in CPython."""
+    out = x + (1 if d else 0)
+    if not items:
+        out = out * 2
+    chosen = d or {"default": 1}
+    n = len(chosen)
+    d.clear()
+    return out, n, (1 if d else 0)
+
+
+def _dict_subclass_truth_inputs():
+    return TruthDict(), TruthList(), torch.randn(3)
+
+
+def _dict_subclass_truth_vary(args):
+    args[0].update(a=torch.ones(2), b=2)
+    args[1].append(1)
+
+
+def immutable_subclass_truth(box, x):
+    """``if t:``, ``not s``, ``t or default``, ``s and value`` on tuple/str subclasses passed in, empty on one
+    call: CPython's truth is their length."""
+    t, s = box
+    out = x + (1 if t else 0)
+    out = out * (2 if not s else 3)
+    return out, (t or ("none",)), (s and "text")
+
+
+def _immutable_truth_inputs():
+    return [TruthTuple(), TruthStr("")], torch.randn(3)
+
+
+def _immutable_truth_vary(args):
+    args[0][:] = [TruthTuple((1, 2)), TruthStr("ab")]
+
+
+CASES = CASES + (
+    Case("dict_subclass_truth", ("builtin-subclass-truth",), dict_subclass_truth, _dict_subclass_truth_inputs,
+         vary=_dict_subclass_truth_vary, torch=">=2.7",
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="`if d:` on an empty dict (list) subclass passed in, and after `d.clear()` in the frame: true on "
+             "2.7-2.11 (2.5-2.6 cannot trace len() of a dict subclass: a graph break with tdcompat)"),
+    Case("immutable_subclass_truth", ("builtin-subclass-truth",), immutable_subclass_truth, _immutable_truth_inputs,
+         vary=_immutable_truth_vary,
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="`if t:`, `not s`, `t or x`, `s and x` on an empty tuple / str subclass passed in: true on 2.5-2.11"),
+)

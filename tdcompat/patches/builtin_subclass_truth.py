@@ -1,0 +1,169 @@
+"""``if d:`` is True for an empty ``dict`` subclass (any builtin container's subclass) (torch 2.5-2.11).
+
+Symptom: ``class D(dict): pass`` and ``if d:`` / ``if not d:`` / ``d or default`` / ``while d:`` on an
+*empty* ``D`` in compiled code take the branch of a non-empty one: silently wrong, also without
+``fullgraph`` (a ``while d: d.popitem()`` then raises ``KeyError`` in eager code after the break).
+The same for subclasses of ``list``, ``set``, ``frozenset``, ``tuple``, ``str``, ``bytearray``,
+``collections.deque`` and ``OrderedDict`` (measured on 2.5.1-2.11.0 for every one of them that Dynamo
+traces as a user object there; 2.12 is right). A ``dict`` subclass emptied in the frame
+(``d.clear(); if d:``) is wrong too on 2.7-2.11.
+
+Root cause: ``generic_jump`` (torch/_dynamo/symbolic_convert.py, the handler of every conditional
+jump) decides the truth of a ``UserDefinedObjectVariable`` from ``var_getattr("__bool__")`` /
+``var_getattr("__len__")``: only a Python method (``UserMethodVariable``) is called; a builtin base's
+C slot comes back as another tracker and the object is then taken as true ("``__bool__`` or
+``__len__`` is non-function"). 2.12 calls that slot too.
+
+What the handler accepts: the value on top of the stack at a conditional jump is a
+``UserDefinedObjectVariable`` (any subclass of it) whose class (statically, over its real MRO)
+defines no ``__bool__`` and whose ``__len__`` is the C slot of one of the builtin containers above.
+CPython's truth test (``PyObject_IsTrue``) is then exactly ``len(obj) != 0``: no ``nb_bool`` slot,
+the container's own length slot, no user code. The length is Dynamo's own ``len(obj)`` (which sees
+what the frame did to the object; if Dynamo cannot trace it, that is a graph break, never a guess),
+except for an immutable container (``tuple``, ``str``, ``bytes``, ``frozenset``) passed in, whose
+real length is read and guarded (``SEQUENCE_LENGTH``): it cannot change. The jump is then taken as
+``generic_jump`` takes it for a constant. Deferred: any class with ``__bool__`` (a Python one is
+called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's
+answer), other trackers.
+"""
+
+from __future__ import annotations
+
+import collections
+import operator
+
+from ..dynamo_api import MISSING, graph_break, realize, static_lookup
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
+
+NAME = "builtin-subclass-truth"
+
+_SLOT = type(dict.__dict__["__len__"])  # wrapper_descriptor: a C type's slot
+#: Containers whose C ``__len__`` is their truth (CPython: no ``nb_bool`` slot of their own).
+_CONTAINERS = frozenset({dict, list, set, frozenset, tuple, str, bytes, bytearray, collections.deque})
+#: Of those, the ones whose length an object passed in cannot change while the frame runs.
+_IMMUTABLE = frozenset({tuple, str, bytes, frozenset})
+
+#: The conditional jumps (``generic_jump(truth_fn, push)`` in Dynamo), per release and Python.
+_JUMPS = {
+    "POP_JUMP_IF_FALSE": (operator.not_, False), "POP_JUMP_IF_TRUE": (operator.truth, False),
+    "JUMP_IF_FALSE_OR_POP": (operator.not_, True), "JUMP_IF_TRUE_OR_POP": (operator.truth, True),
+    "POP_JUMP_FORWARD_IF_FALSE": (operator.not_, False), "POP_JUMP_BACKWARD_IF_FALSE": (operator.not_, False),
+    "POP_JUMP_FORWARD_IF_TRUE": (operator.truth, False), "POP_JUMP_BACKWARD_IF_TRUE": (operator.truth, False),
+}
+
+
+def _container_len(cls):
+    """The builtin container whose C ``__len__`` decides ``cls``'s truth, or None."""
+    if static_lookup(cls, "__bool__") is not MISSING:
+        return None
+    found = static_lookup(cls, "__len__")
+    if type(found) is not _SLOT or found.__objclass__ not in _CONTAINERS:
+        return None
+    return found.__objclass__
+
+
+def _truth(tx, value):
+    """``bool(value)`` as CPython computes it, for the objects this patch accepts; None: not one."""
+    from torch._dynamo.variables import BuiltinVariable
+    from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+    value = realize(value)
+    if not isinstance(value, UserDefinedObjectVariable):
+        return None
+    cls = value.python_type()
+    base = _container_len(cls) if isinstance(cls, type) else None
+    if base is None:
+        return None
+    effects_begin()
+    if base in _IMMUTABLE and value.source is not None:
+        from torch._dynamo.guards import GuardBuilder, install_guard
+
+        install_guard(value.source.make_guard(GuardBuilder.SEQUENCE_LENGTH))
+        return len(value.value) != 0  # the C slot: runs no user code
+    length = BuiltinVariable(len).call_function(tx, [value], {})
+    if length.is_python_constant() and type(length.as_python_constant()) is int:
+        return length.as_python_constant() != 0
+    graph_break("truth of a builtin container subclass", f"bool({cls.__qualname__})",
+                f"len() of the object is not a constant here: {length}")
+
+
+def _handler(truth_fn, push):
+    @fail_safe(NAME)
+    def jump(wrapped, instance, args, kwargs):
+        """A conditional jump on a builtin container subclass: taken on ``len(obj) != 0``."""
+        if kwargs or len(args) != 1 or not instance.stack:
+            return DEFER
+        truth = _truth(instance, instance.stack[-1])
+        if truth is None:
+            return DEFER
+        value = instance.pop()
+        if truth_fn(truth):
+            if push:
+                instance.push(value)
+            instance.jump(args[0])
+        return None
+
+    return jump
+
+
+def _gate_for(handler):
+    @gate(handler)
+    def jump_gate(original, handle):
+        """What is installed on a conditional jump: a value of any tracker type outside
+        ``UserDefinedObjectVariable``'s family (and not lazy) goes straight to Dynamo."""
+        from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+        from ..dynamo_api import LAZY_MODULE
+
+        kinds = set()
+        todo = [UserDefinedObjectVariable]
+        while todo:
+            kind = todo.pop()
+            kinds.add(kind)
+            todo.extend(kind.__subclasses__())
+        kinds = frozenset(kinds)
+
+        def jump(self, inst):
+            try:
+                kind = type(self.stack[-1])
+                other = kind not in kinds and kind.__module__ != LAZY_MODULE
+            except Exception:  # noqa: BLE001  (an empty stack or an odd call: the handler decides)
+                other = False
+            if other:
+                return original(self, inst)
+            return handle(self, inst)
+
+        return jump
+
+    return jump_gate
+
+
+_HANDLERS = {rule: _handler(*rule) for rule in set(_JUMPS.values())}
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`if d:` / `if not d:` / `d or x` / `while d:` on an empty dict (list, set, tuple, str, deque, "
+    "OrderedDict) subclass take the non-empty branch: silently wrong (torch 2.5-2.11)",
+    upstream="torch/_dynamo/symbolic_convert.py: generic_jump (the UserDefinedObjectVariable branch: a "
+    "__len__/__bool__ that is not a Python method counts as true)",
+    mirrors="torch 2.12: generic_jump calls a builtin base's __len__ (GetAttrVariable) as it calls a Python one; "
+    "pytorch/pytorch#141217 (dict subclasses)",
+    torch="<2.12",
+    fixed_upstream="2.12: generic_jump calls the __len__ slot of a builtin base (GetAttrVariable)",
+    targets=tuple(
+        Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", name, _gate_for(_HANDLERS[rule]),
+               params=("inst",), optional=True)
+        for name, rule in _JUMPS.items()
+    ),
+    requires=("torch._dynamo.variables:BuiltinVariable",
+              "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
+              "torch._dynamo.guards:GuardBuilder.SEQUENCE_LENGTH"),
+    summary="a conditional jump on a builtin container subclass is taken on len(obj) != 0, as in CPython",
+    history=(
+        ("2.5-2.6", "an empty dict/set/tuple/str/deque/OrderedDict subclass is true in `if`/`not`/`or` "
+         "(list subclasses are right)"),
+        ("2.7-2.11", "the same, list subclasses too; a dict or list subclass emptied in the frame is true"),
+        ("2.12+", "right"),
+    ),
+)
