@@ -31,6 +31,23 @@ def all_cases() -> Dict[str, Case]:
     return cases
 
 
+def cases_for(patch: str) -> Dict[str, Case]:
+    """The cases that prove ``patch``: those that list it among the patches they need, by name.
+
+    A patch that only turns a wrong result into a graph break has none (its ``proven_by`` test
+    proves it). An unknown patch name raises ``ValueError`` naming the closest one."""
+    from ..patches import ALL_PATCHES
+
+    names = [p.name for p in ALL_PATCHES]
+    if patch not in names:
+        import difflib
+
+        close = difflib.get_close_matches(patch, names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown patch {patch!r}{hint}")
+    return {name: case for name, case in all_cases().items() if patch in case.patches}
+
+
 def runnable_cases() -> Tuple[Dict[str, Case], Dict[str, str]]:
     """(cases to run, {skipped case: why})."""
     cases, skipped = {}, {}
