@@ -1,8 +1,10 @@
 """Write docs/compatibility.md from the records in docs/matrix/ (never edit it by hand).
 
-    python scripts/gen_compatibility.py
+    python scripts/gen_compatibility.py           # rewrite it
+    python scripts/gen_compatibility.py --check   # exit 1 if it is not what the records make
 """
 
+import argparse
 import glob
 import json
 import os
@@ -37,7 +39,10 @@ def history_lines(patches) -> list:
     return lines[:-1]
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Write docs/compatibility.md from docs/matrix/*.json.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file is stale")
+    args = parser.parse_args(argv)
     records = []
     for path in glob.glob(os.path.join(ROOT, "docs", "matrix", "*.json")):
         with open(path) as fh:
@@ -107,8 +112,14 @@ def main() -> int:
         lines.append(f"| `{qualname}` | " + ", ".join(methods[qualname]) + " |")
     lines += [""] + history_lines(ALL_PATCHES)
     out = os.path.join(ROOT, "docs", "compatibility.md")
+    text = "\n".join(lines) + "\n"
+    if args.check:
+        with open(out) as fh:
+            stale = fh.read() != text
+        print(f"{out} is {'stale: run python scripts/gen_compatibility.py' if stale else 'up to date'}")
+        return 1 if stale else 0
     with open(out, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+        fh.write(text)
     print(f"wrote {out}")
     return 0
 

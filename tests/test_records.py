@@ -170,3 +170,16 @@ def test_moving_a_range_edge_by_one_release_is_caught(patch):
         moved = dict(zip(MEASURED, mask))
         moved[MEASURED[i]] = not mask[i]
         assert _range_problems(patch, moved.__getitem__), f"{patch.name}: flipping {MEASURED[i]} goes unnoticed"
+
+
+def test_compatibility_doc_is_what_the_records_make():
+    """docs/compatibility.md equals what scripts/gen_compatibility.py makes from docs/matrix/ (``--check``)."""
+    import importlib.util
+    import os
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
+                          "gen_compatibility.py")
+    spec = importlib.util.spec_from_file_location("gen_compatibility_check", script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.main(["--check"]) == 0, "docs/compatibility.md is stale: run python scripts/gen_compatibility.py"
