@@ -29,6 +29,7 @@ with iteration are read the way CPython reads them (``keys()`` + ``__getitem__``
 
 from __future__ import annotations
 
+import collections
 import types
 
 import torch
@@ -556,6 +557,10 @@ class TruthList(list):
     """A list subclass that adds nothing."""
 
 
+class TruthODict(collections.OrderedDict):
+    """An OrderedDict subclass that adds nothing."""
+
+
 class TruthTuple(tuple):
     """A tuple subclass that adds nothing."""
 
@@ -585,6 +590,27 @@ def _dict_subclass_truth_vary(args):
     args[1].append(1)
 
 
+class TruthSet(set):
+    """A set subclass that adds nothing."""
+
+
+def container_subclass_truth(box, x):
+    """``if d:``, ``not s``, ``o or default``, ``o and value`` on dict/set/OrderedDict subclasses passed in
+    (empty on one call): CPython's truth is their length (a deque subclass: 2.12+ break on it natively)."""
+    d, s, o = box
+    out = x + (1 if d else 0)
+    out = out * (2 if not s else 3)
+    return out, (o or "no items"), (o and "items")
+
+
+def _container_truth_inputs():
+    return [TruthDict(), TruthSet(), TruthODict()], torch.randn(3)
+
+
+def _container_truth_vary(args):
+    args[0][:] = [TruthDict(a=1), TruthSet({1}), TruthODict(b=2)]
+
+
 def immutable_subclass_truth(box, x):
     """``if t:``, ``not s``, ``t or default``, ``s and value`` on tuple/str subclasses passed in, empty on one
     call: CPython's truth is their length."""
@@ -607,7 +633,12 @@ CASES = CASES + (
          vary=_dict_subclass_truth_vary, torch=">=2.7",
          unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="`if d:` on an empty dict (list) subclass passed in, and after `d.clear()` in the frame: true on "
-             "2.7-2.11 (2.5-2.6 cannot trace len() of a dict subclass: a graph break with tdcompat)"),
+             "2.7-2.11 (2.5-2.6 cannot trace `d.clear()` on a dict subclass)"),
+    Case("container_subclass_truth", ("builtin-subclass-truth",), container_subclass_truth,
+         _container_truth_inputs, vary=_container_truth_vary,
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="`if d:`, `not s`, `o or x`, `o and x` on empty dict / set / OrderedDict subclasses passed in: "
+             "true on 2.5-2.11"),
     Case("immutable_subclass_truth", ("builtin-subclass-truth",), immutable_subclass_truth, _immutable_truth_inputs,
          vary=_immutable_truth_vary,
          unpatched=(Expect("<2.12", WRONG_RESULT),),

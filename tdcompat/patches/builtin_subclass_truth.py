@@ -18,11 +18,14 @@ What the handler accepts: the value on top of the stack at a conditional jump is
 ``UserDefinedObjectVariable`` (any subclass of it) whose class (statically, over its real MRO)
 defines no ``__bool__`` and whose ``__len__`` is the C slot of one of the builtin containers above.
 CPython's truth test (``PyObject_IsTrue``) is then exactly ``len(obj) != 0``: no ``nb_bool`` slot,
-the container's own length slot, no user code. The length is Dynamo's own ``len(obj)`` (which sees
-what the frame did to the object; if Dynamo cannot trace it, that is a graph break, never a guess),
-except for an immutable container (``tuple``, ``str``, ``bytes``, ``frozenset``) passed in, whose
-real length is read and guarded (``SEQUENCE_LENGTH``): it cannot change. The jump is then taken as
-``generic_jump`` takes it for a constant. Deferred: any class with ``__bool__`` (a Python one is
+the container's own length slot, no user code. The length: for a tracker that keeps the items
+(``UserDefinedDictVariable``/``ListVariable``/``TupleVariable`` 2.7+, ``SetVariable`` 2.9+) Dynamo's own
+``len(obj)``, which sees what the frame did to them; for any other tracker of an object passed in (no
+other tracker of the same object tracked for mutation), the real object's length under a
+``SEQUENCE_LENGTH`` guard (Dynamo keeps no items for it, so nothing in the trace can have changed them: a
+change would go through a C method it cannot trace); otherwise, and for an object made in the frame,
+Dynamo's ``len()`` (a graph break where it cannot trace it, never a guess). The jump is
+then taken as ``generic_jump`` takes it for a constant. Deferred: any class with ``__bool__`` (a Python one is
 called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's
 answer), other trackers.
 """
@@ -41,8 +44,6 @@ NAME = "builtin-subclass-truth"
 _SLOT = type(dict.__dict__["__len__"])  # wrapper_descriptor: a C type's slot
 #: Containers whose C ``__len__`` is their truth (CPython: no ``nb_bool`` slot of their own).
 _CONTAINERS = frozenset({dict, list, set, frozenset, tuple, str, bytes, bytearray, collections.deque})
-#: Of those, the ones whose length an object passed in cannot change while the frame runs.
-_IMMUTABLE = frozenset({tuple, str, bytes, frozenset})
 
 #: The conditional jumps (``generic_jump(truth_fn, push)`` in Dynamo), per release and Python.
 _JUMPS = {
@@ -63,6 +64,16 @@ def _container_len(cls):
     return found.__objclass__
 
 
+def _item_models() -> tuple:
+    """The trackers that keep a container subclass's items (2.7+: dict, list, tuple; 2.9+: set): a change
+    the frame makes shows in Dynamo's own ``len()`` of them."""
+    from torch._dynamo.variables import user_defined
+
+    names = ("UserDefinedDictVariable", "UserDefinedListVariable", "UserDefinedSetVariable",
+             "UserDefinedTupleVariable")
+    return tuple(getattr(user_defined, name) for name in names if hasattr(user_defined, name))
+
+
 def _truth(tx, value):
     """``bool(value)`` as CPython computes it, for the objects this patch accepts; None: not one."""
     from torch._dynamo.variables import BuiltinVariable
@@ -72,15 +83,19 @@ def _truth(tx, value):
     if not isinstance(value, UserDefinedObjectVariable):
         return None
     cls = value.python_type()
-    base = _container_len(cls) if isinstance(cls, type) else None
-    if base is None:
+    if not isinstance(cls, type) or _container_len(cls) is None:
         return None
     effects_begin()
-    if base in _IMMUTABLE and value.source is not None:
+    table = getattr(tx.output.side_effects, "id_to_variable", None)
+    other = table.get(id(value.value)) if isinstance(table, dict) else None
+    if value.source is not None and not isinstance(value, _item_models()) and other in (None, value):
+        # Dynamo keeps no items for this tracker, so nothing in the trace can have changed them (a change
+        # would go through a C method it cannot trace), and no other tracker of the same object is tracked
+        # for mutation: the length is the real object's, guarded.
         from torch._dynamo.guards import GuardBuilder, install_guard
 
         install_guard(value.source.make_guard(GuardBuilder.SEQUENCE_LENGTH))
-        return len(value.value) != 0  # the C slot: runs no user code
+        return len(value.value) != 0  # the container's C slot: runs no user code
     length = BuiltinVariable(len).call_function(tx, [value], {})
     if length.is_python_constant() and type(length.as_python_constant()) is int:
         return length.as_python_constant() != 0
