@@ -1352,7 +1352,7 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
                "out.append(type({o} or 'empty').__name__)", "out.append(type({o} and 'full').__name__)",
                "_c = 0\nwhile {o} and _c < 2:\n    _c += 1\nout.append(_c)",
                "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
-               "out.append(bool({o}))", "out.append(len({o}) if {o} else -1)",
+               "_b = not {o}\nout.append((bool({o}), _b))", "out.append(len({o}) if {o} else -1)",
                "out.append([1 for _ in range(2) if {o}])")
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
@@ -1484,6 +1484,11 @@ def _generate_family(seed: int, config: Optional[Tuple[bool, str]]) -> Program:
     kinds = FAMILY_OBJECT_KINDS[family]
     places = FAMILY_PLACES.get(family, PLACES)
     objects = [Obj(rng.choice(kinds), rng.choice(places)) for _ in range(rng.choice((1, 1, 2)))]
+    for o in objects:
+        if o.kind == "TSet" and o.place == "local":
+            # a set subclass made in the frame and returned comes back empty on 2.9-2.11 with and without
+            # tdcompat (Dynamo rebuilds it without its items; sets are outside tdcompat's families)
+            o.place = "arg"
     n1 = rng.choice((1, 2))
     fullgraph, backend = config or CONFIGS[seed % len(CONFIGS)]
     program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend, family)

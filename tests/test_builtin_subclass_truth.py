@@ -101,7 +101,18 @@ def _two(x, a):
     return x
 
 
-FORMS = {"if": _if, "not": _not, "or": _or, "and": _and, "two": _two}
+def _bool(x, a):
+    return x + 1, bool(a)
+
+
+def _unary_not(x, a):
+    empty = not a
+    return x - 1, empty
+
+
+FORMS = {"if": _if, "not": _not, "or": _or, "and": _and, "two": _two, "bool": _bool, "unary_not": _unary_not}
+#: ``bool(obj)`` is ``BuiltinVariable.call_bool``, which 2.5-2.7 do not have: a graph break there.
+NO_CALL_BOOL = TORCH < (2, 8)
 #: Empty, non-empty, empty: a decision taken on the first call without a guard is wrong on the second.
 SEQUENCE = (True, False, True)
 
@@ -121,7 +132,7 @@ def test_right_or_graph_break(cls, form):
     if isinstance(found, Unsupported):
         # with the patch every container subclass passed in compiles: Dynamo's len() where its tracker
         # keeps the items, else the real length under a guard (2.12+: Dynamo's own, a break for some)
-        assert not applied(NAME), f"{cls.__name__} {form}: {found}"
+        assert not applied(NAME) or (form == "bool" and NO_CALL_BOOL), f"{cls.__name__} {form}: {found}"
         return
     assert found is None, found
 

@@ -25,9 +25,11 @@ other tracker of the same object tracked for mutation), the real object's length
 ``SEQUENCE_LENGTH`` guard (Dynamo keeps no items for it, so nothing in the trace can have changed them: a
 change would go through a C method it cannot trace); otherwise, and for an object made in the frame,
 Dynamo's ``len()`` (a graph break where it cannot trace it, never a guess). The jump is
-then taken as ``generic_jump`` takes it for a constant. Deferred: any class with ``__bool__`` (a Python one is
-called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's
-answer), other trackers.
+then taken as ``generic_jump`` takes it for a constant. ``bool(obj)`` (2.8+, where
+``BuiltinVariable.call_bool`` exists) and ``not obj`` (``call_not_``), which Dynamo refused ("Failed to
+trace builtin operator"), answer the same truth. Deferred: any class with ``__bool__`` (a Python one is
+called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's answer),
+other trackers.
 """
 
 from __future__ import annotations
@@ -156,6 +158,25 @@ def _gate_for(handler):
 
 _HANDLERS = {rule: _handler(*rule) for rule in set(_JUMPS.values())}
 
+
+def _builtin(negate):
+    @fail_safe(NAME)
+    def call(wrapped, instance, args, kwargs):
+        """``bool(obj)`` / ``not obj`` (``BuiltinVariable.call_bool`` / ``call_not_``): the same truth as a jump."""
+        if kwargs or len(args) != 2:
+            return DEFER
+        truth = _truth(args[0], args[1])
+        if truth is None:
+            return DEFER
+        from torch._dynamo.variables import ConstantVariable
+
+        return ConstantVariable.create(truth != negate)
+
+    return call
+
+
+_BOOL, _NOT = _builtin(False), _builtin(True)
+
 PATCH = Patch(
     name=NAME,
     fixes="`if d:` / `if not d:` / `d or x` / `while d:` on an empty dict (list, set, tuple, str, deque, "
@@ -170,6 +191,10 @@ PATCH = Patch(
         Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", name, _gate_for(_HANDLERS[rule]),
                params=("inst",), optional=True)
         for name, rule in _JUMPS.items()
+    ) + (
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_not_", _NOT, params=("tx",)),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_bool", _BOOL, params=("tx",),
+               optional=True),
     ),
     requires=("torch._dynamo.variables:BuiltinVariable",
               "torch._dynamo.variables.user_defined:UserDefinedObjectVariable",
