@@ -233,3 +233,36 @@ def test_two_threads_compile_right_after_first_dynamo_import():
     results, errors, states = last_json(proc)
     assert errors == [] and results == [True, True]
     assert "pending" not in states.values()
+
+
+def test_unpatch_restores_dynamos_dispatch_tables():
+    """A wrapped bytecode handler is also swapped in the ``dispatch_table`` list every translator class
+    caches (``builtin-subclass-truth``'s conditional jumps): after ``unpatch()`` every table holds the
+    very functions it held before tdcompat, and ``patch()`` puts the wrappers back."""
+    proc = run_python("""
+        import json, os
+        os.environ["TDCOMPAT_DISABLE"] = "*"
+        import torch._dynamo
+        from torch._dynamo import symbolic_convert as sc
+        def classes():
+            todo, out = [sc.InstructionTranslatorBase], []
+            while todo:
+                cls = todo.pop()
+                out.append(cls)
+                todo.extend(cls.__subclasses__())
+            return out
+        def snap():
+            return {c.__qualname__: [id(f) for f in vars(c).get("dispatch_table") or []] for c in classes()}
+        before = snap()
+        del os.environ["TDCOMPAT_DISABLE"]
+        import tdcompat
+        tdcompat.patch()
+        applied = [s.name for s in tdcompat.status() if s.state.value == "applied"]
+        patched = snap()
+        tdcompat.unpatch()
+        reverted = snap()
+        print(json.dumps(["builtin-subclass-truth" in applied, before != patched, before == reverted]))
+    """)
+    applied, changed, restored = last_json(proc)
+    assert restored
+    assert changed == applied
