@@ -140,9 +140,6 @@ def test_right_or_graph_break(cls, form):
 @pytest.mark.skipif(not NEEDED, reason="right natively from torch 2.12")
 @pytest.mark.parametrize("cls", (D, T, Str), ids=lambda c: c.__name__)
 def test_empty_subclass_is_wrong_without_the_patch(cls):
-    if cls is D and TORCH < (2, 7):
-        pytest.skip("2.5-2.6 trace a dict subclass as a MutableMapping: `if d:` is true there too, measured "
-                    "by the catalog's records only for tuple/str")
     with without_patch(NAME):
         found = eager_vs_compiled(_if, _maker(cls), SEQUENCE)
     assert isinstance(found, str), f"expected a wrong result without {NAME}, got {found!r}"

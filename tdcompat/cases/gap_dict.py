@@ -644,3 +644,62 @@ CASES = CASES + (
          unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="`if t:`, `not s`, `t or x`, `s and x` on an empty tuple / str subclass passed in: true on 2.5-2.11"),
 )
+
+
+# -- defaultdict-construction: a defaultdict built in the frame --------------------------------------
+
+
+def defaultdict_with_keywords(x, n):
+    """``defaultdict(list, a=x, b=n)``: the items CPython's ``dict.__init__`` puts there, then the factory
+    for a missing key (a mapping argument too: tests/test_defaultdict_construction.py)."""
+    d = collections.defaultdict(list, a=x, b=n)
+    d["c"].append(n)
+    return d, len(d)
+
+
+def defaultdict_keywords_read(x, n):
+    """``defaultdict(list, a=x, b=n)`` read in the frame (it never leaves it as itself)."""
+    d = collections.defaultdict(list, a=x, b=n)
+    d["c"].append(n)
+    return sorted(d), len(d), x + 1
+
+
+def defaultdict_without_factory(x, n):
+    """``defaultdict()`` and ``defaultdict(None, a=x)``: a missing key raises ``KeyError``."""
+    d = collections.defaultdict()
+    try:
+        d[n] += 1
+    except KeyError:
+        d[n] = x + 1
+    e = collections.defaultdict(None, a=x)
+    try:
+        e["missing"]
+    except KeyError:
+        e["k"] = n
+    return d, e
+
+
+def _defaultdict_inputs():
+    return torch.randn(3), 1
+
+
+def _defaultdict_vary(args):
+    args[0].add_(1)
+
+
+CASES = CASES + (
+    Case("defaultdict_with_keywords", ("defaultdict-construction",), defaultdict_with_keywords,
+         _defaultdict_inputs, vary=_defaultdict_vary, torch=">=2.8",
+         unpatched=(Expect("<2.10", WRONG_RESULT),),
+         doc="`defaultdict(list, a=x)` built in the frame: the keywords dropped on 2.8-2.9 (2.5-2.7 return any "
+             "frame-made defaultdict as a plain dict)"),
+    Case("defaultdict_keywords_read", ("defaultdict-construction",), defaultdict_keywords_read,
+         _defaultdict_inputs, vary=_defaultdict_vary,
+         unpatched=(Expect("<2.10", WRONG_RESULT),),
+         doc="`defaultdict(list, a=x)` built and read in the frame: empty on 2.5-2.9 (the keywords dropped)"),
+    Case("defaultdict_without_factory", ("defaultdict-construction",), defaultdict_without_factory,
+         _defaultdict_inputs, vary=_defaultdict_vary, torch=">=2.8",
+         unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: IndexError"),),
+         doc="`defaultdict()` built in the frame crashes the compile on 2.8-2.9 (IndexError), also without "
+             "fullgraph; `defaultdict(None, ...)` is a graph break"),
+)

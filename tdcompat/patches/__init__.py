@@ -31,6 +31,7 @@ _PATCH_MODULES = (
     "dict_or_invalid_operand",
     "dict_method_arity",
     "builtin_subclass_truth",
+    "defaultdict_construction",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",

@@ -1,0 +1,138 @@
+"""``defaultdict(list, a=1)`` built in the frame drops its items; ``defaultdict()`` crashes Dynamo (torch 2.5-2.9).
+
+Symptom: in compiled code ``collections.defaultdict(factory, a=1)`` is an empty dict (the keywords are
+dropped: silently wrong), ``defaultdict()`` crashes the compile (``InternalTorchDynamoError: IndexError:
+list index out of range``, also without ``fullgraph``), and ``defaultdict(None)`` /
+``defaultdict(list, d)`` / ``defaultdict(list, d, k=v)`` are graph breaks. Measured on 2.5.1-2.9.1
+(2.10 is right). 2.5-2.7 rebuild any ``defaultdict`` made in the frame as a plain ``dict`` when it leaves
+the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; silently wrong natively, left
+alone), so building more of them there would turn crashes and breaks into wrong types: there only the
+keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result is already wrong, an empty dict).
+Upstream's ``test_newly_constructed_default_dict_no_default_factory`` and
+``test_newly_constructed_default_dict_with_dict`` (test_dicts.py) fail on 2.5-2.9 on it.
+
+Root cause: ``UserDefinedClassVariable.call_function`` (torch/_dynamo/variables/user_defined.py) builds a
+``DefaultDictVariable`` only for ``len(args) <= 1`` and reads ``args[0]`` first (``IndexError`` with no
+argument); it ignores ``kwargs`` and any mapping argument. ``DefaultDictVariable.call_method("__getitem__")``
+(dicts.py) raises a plain Python ``KeyError`` for a missing key when there is no factory.
+
+What the handlers accept: a call of the class ``collections.defaultdict`` itself whose first argument, if
+any, is ``None`` or a factory Dynamo supports (``DefaultDictVariable.is_supported_arg``), with at most one
+more positional argument and any keywords, where Dynamo's own path is not right (no argument, ``None``,
+a mapping or keywords). The items are what ``dict(*rest, **kwargs)`` builds in the trace
+(``BuiltinVariable.call_custom_dict``: CPython's ``defaultdict.__init__`` is ``dict.__init__`` on the rest),
+the factory the argument (``None`` as a constant tracker, so that the rebuilt object gets it back). And
+``d[k]`` of a missing key of such a ``defaultdict`` with no factory raises ``KeyError`` in the trace, as
+``dict.__missing__`` does. Everything else (a subclass, an unsupported factory, more arguments) defers.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from ..dynamo_api import new_object_kwargs, raise_observed
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
+
+NAME = "defaultdict-construction"
+
+
+def _no_factory(vt) -> bool:
+    from torch._dynamo.variables import ConstantVariable
+
+    return type(vt) is ConstantVariable and vt.value is None
+
+
+@fail_safe(NAME)
+def _construct(wrapped, instance, args, kwargs):
+    """``UserDefinedClassVariable(defaultdict).call_function(tx, args, kwargs)``."""
+    if len(args) != 3 or kwargs or getattr(instance, "value", None) is not collections.defaultdict:
+        return DEFER
+    tx, call_args, call_kwargs = args
+    from torch._dynamo.variables import BuiltinVariable, ConstantVariable
+    from torch._dynamo.variables.dicts import DefaultDictVariable
+
+    call_args, call_kwargs = list(call_args), dict(call_kwargs or {})
+    factory = call_args[0] if call_args else ConstantVariable.create(None)
+    rest = call_args[1:]
+    if len(rest) > 1 or not (_no_factory(factory) or DefaultDictVariable.is_supported_arg(factory)):
+        return DEFER
+    if call_args and not rest and not call_kwargs and not _no_factory(factory):
+        return DEFER  # defaultdict(list): Dynamo's own, right
+    if "reconstruct" not in vars(DefaultDictVariable) and (rest or _no_factory(factory) or not call_args):
+        return DEFER  # 2.5-2.7: only the keyword shape, which Dynamo builds empty (see the module docstring)
+    effects_begin()
+    items = {}
+    if rest or call_kwargs:
+        items = dict(BuiltinVariable.call_custom_dict(tx, dict, *rest, **call_kwargs).items)
+    return DefaultDictVariable(items, collections.defaultdict, factory, **new_object_kwargs())
+
+
+@gate(_construct)
+def _construct_gate(original, handle):
+    """What is installed on ``UserDefinedClassVariable.call_function`` (every class called in the frame):
+    any class but ``collections.defaultdict`` goes straight to Dynamo after one identity test."""
+
+    def call_function(self, *args, **kwargs):  # 2.5-2.9 share (tx, args, kwargs)
+        if getattr(self, "value", None) is not collections.defaultdict:
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return call_function
+
+
+@fail_safe(NAME)
+def _getitem(wrapped, instance, args, kwargs):
+    """``DefaultDictVariable.call_method(tx, "__getitem__", [key], {})`` with no factory."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    tx, name, call_args, call_kwargs = args
+    if name != "__getitem__" or len(call_args) != 1 or call_kwargs:
+        return DEFER
+    if not _no_factory(getattr(instance, "default_factory", None)) or call_args[0] in instance:
+        return DEFER
+    effects_begin()
+    key = call_args[0]
+    value = key.as_python_constant() if key.is_python_constant() else None
+    raise_observed(KeyError, tx, f"{instance}[{key}]", value)
+
+
+@gate(_getitem)
+def _getitem_gate(original, handle):
+    """What is installed on ``DefaultDictVariable.call_method``: any method but ``__getitem__`` goes on."""
+
+    def call_method(self, tx, name, args, kwargs):
+        if name != "__getitem__":
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
+
+    return call_method
+
+
+PATCH = Patch(
+    name=NAME,
+    fixes="`defaultdict(list, a=1)` built in the frame is empty (silently wrong); `defaultdict()` crashes the "
+    "compile (`InternalTorchDynamoError: IndexError`, also without fullgraph); `defaultdict(None)`, "
+    "`defaultdict(list, d)` break (torch <2.10; 2.5-2.7: the keyword shape only)",
+    upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_function (the "
+    "collections.defaultdict branch); torch/_dynamo/variables/dicts.py: DefaultDictVariable.call_method",
+    mirrors="torch 2.10: the defaultdict branch takes no factory, None, a mapping and keywords",
+    torch="<2.10",
+    fixed_upstream="2.10: UserDefinedClassVariable.call_function builds the items with call_custom_dict",
+    targets=(
+        Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_function",
+               _construct_gate, params=("tx", "args", "kwargs")),
+        Target("torch._dynamo.variables.dicts", "DefaultDictVariable", "call_method", _getitem_gate,
+               params=("tx", "name", "args", "kwargs")),
+    ),
+    requires=("torch._dynamo.variables.builtin:BuiltinVariable.call_custom_dict",
+              "torch._dynamo.variables.dicts:DefaultDictVariable.is_supported_arg"),
+    summary="defaultdict() / defaultdict(None) / defaultdict(f, mapping, **kw) built in the frame as CPython does",
+    history=(
+        ("2.5-2.7", "as 2.8-2.9, and a defaultdict made in the frame leaves it as a plain dict (native, left "
+         "alone: no DefaultDictVariable.reconstruct there); patched: the keyword shape only"),
+        ("2.8-2.9", "`defaultdict(f, a=1)` silently empty; `defaultdict()` crashes (IndexError); `None` or a "
+         "mapping argument: a graph break"),
+        ("2.10+", "right"),
+    ),
+)
