@@ -7,7 +7,9 @@ list index out of range``, also without ``fullgraph``), and ``defaultdict(None)`
 (2.10 is right). 2.5-2.7 rebuild any ``defaultdict`` made in the frame as a plain ``dict`` when it leaves
 the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; silently wrong natively, left
 alone), so building more of them there would turn crashes and breaks into wrong types: there only the
-keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result is already wrong, an empty dict).
+keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result is already wrong, an empty dict), and
+``defaultdict()`` is a graph break instead of Dynamo's crash (once ``builtin-subclass-truth`` removed an earlier
+break, a frame that ran eagerly from there reached the crash: fuzzer base 617587387756605 on 2.6.0).
 Upstream's ``test_newly_constructed_default_dict_no_default_factory`` and
 ``test_newly_constructed_default_dict_with_dict`` (test_dicts.py) fail on 2.5-2.9 on it.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import new_object_kwargs, raise_observed
+from ..dynamo_api import graph_break, new_object_kwargs, raise_observed
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
@@ -60,6 +62,9 @@ def _construct(wrapped, instance, args, kwargs):
     if call_args and not rest and not call_kwargs and not _no_factory(factory):
         return DEFER  # defaultdict(list): Dynamo's own, right
     if "reconstruct" not in vars(DefaultDictVariable) and (rest or _no_factory(factory) or not call_args):
+        if not call_args:  # Dynamo's own crashes (IndexError): a graph break instead, so eager builds it
+            graph_break("defaultdict() with no argument", "collections.defaultdict()",
+                        "this torch cannot return a defaultdict built in the frame as one")
         return DEFER  # 2.5-2.7: only the keyword shape, which Dynamo builds empty (see the module docstring)
     effects_begin()
     items = {}
