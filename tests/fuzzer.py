@@ -1354,10 +1354,11 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
                "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
                "_b = not {o}\nout.append((bool({o}), _b))",
                "out.append(len({o}) if {o} else -1)\n_dd = collections.defaultdict(list, a=len({o}))\n"
-               "_dd['b'].append(1)\nout.append(dict(_dd))",
+               "_dd['b'].append(1)\nout.append(collections.OrderedDict(_dd))",
                "out.append([1 for _ in range(2) if {o}])\n_de = collections.defaultdict()\ntry:\n"
                "    _de[1] += 1\nexcept KeyError:\n    _de[1] = 2\nout.append(dict(_de))")
-#: (the last two also build a defaultdict in the frame: keywords, no factory; defaultdict-construction, 2.8-2.9)
+#: (the last two also build a defaultdict in the frame: keywords, no factory; defaultdict-construction, 2.8-2.9;
+#: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),

@@ -703,3 +703,39 @@ CASES = CASES + (
          doc="`defaultdict()` built in the frame crashes the compile on 2.8-2.9 (IndexError), also without "
              "fullgraph; `defaultdict(None, ...)` is a graph break"),
 )
+
+
+# -- defaultdict-as-dict: dict() / OrderedDict() of a defaultdict ---------------------------------------
+
+
+def defaultdict_to_dict(x, d):
+    """``dict(d)`` and ``OrderedDict(d)`` of a ``defaultdict`` passed in and of one made in the frame: plain
+    copies of the items, written and read back (tests/test_defaultdict_as_dict.py has more shapes)."""
+    e = dict(d)
+    e["new"] = x.sum()
+    m = collections.defaultdict(list)
+    m[len(d)].append(1)
+    o = collections.OrderedDict(m)
+    o["k"] = 2
+    return e, list(e), o, x + len(e) + len(o)
+
+
+def _defaultdict_input():
+    d = collections.defaultdict(list)
+    d["a"] = 1
+    d["b"].append(2)
+    return torch.randn(3), d
+
+
+def _defaultdict_input_vary(args):
+    args[0].add_(1)
+    args[1]["c"] = 3
+
+
+CASES = CASES + (
+    Case("defaultdict_to_dict", ("defaultdict-as-dict",), defaultdict_to_dict, _defaultdict_input,
+         vary=_defaultdict_input_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"^AssertionError"),),
+         doc="`dict(d)` / `OrderedDict(d)` of a defaultdict raise `AssertionError` out of torch.compile on "
+             "2.5-2.6, also without fullgraph"),
+)

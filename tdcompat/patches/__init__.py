@@ -32,6 +32,7 @@ _PATCH_MODULES = (
     "dict_method_arity",
     "builtin_subclass_truth",
     "defaultdict_construction",
+    "defaultdict_as_dict",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",
