@@ -1363,9 +1363,9 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
-                 "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None")}
-#: Not TSet's: a set subclass passed in keeps its items after ``s.clear()``/``s.add()`` in compiled code on
-#: 2.9-2.15 with and without tdcompat (Dynamo does not replay the change; sets are outside tdcompat's families).
+                 "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
+                 # set-subclass-replay (2.9-2.14): the changes written back after the call
+                 "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}
 DD_FORM, DD_REINSERT, DD_UPDATE, DD_READD, DD_ESCAPE = (
     "dd_builtin", "dd_pop_reinsert", "dd_update_order", "dd_del_set_order", "dd_escape")
 
@@ -1489,11 +1489,6 @@ def _generate_family(seed: int, config: Optional[Tuple[bool, str]]) -> Program:
     kinds = FAMILY_OBJECT_KINDS[family]
     places = FAMILY_PLACES.get(family, PLACES)
     objects = [Obj(rng.choice(kinds), rng.choice(places)) for _ in range(rng.choice((1, 1, 2)))]
-    for o in objects:
-        if o.kind == "TSet" and o.place == "local":
-            # a set subclass made in the frame and returned comes back empty on 2.9-2.11 with and without
-            # tdcompat (Dynamo rebuilds it without its items; sets are outside tdcompat's families)
-            o.place = "arg"
     n1 = rng.choice((1, 2))
     fullgraph, backend = config or CONFIGS[seed % len(CONFIGS)]
     program = Program(seed, objects, [], (n1, n1 + 1), fullgraph, backend, family)

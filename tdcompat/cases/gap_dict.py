@@ -739,3 +739,39 @@ CASES = CASES + (
          doc="`dict(d)` / `OrderedDict(d)` of a defaultdict raise `AssertionError` out of torch.compile on "
              "2.5-2.6, also without fullgraph"),
 )
+
+
+# -- set-subclass-replay: a set subclass's items written back after the call ---------------------------
+
+
+class _ItemSet(set):
+    pass
+
+
+def set_subclass_changes(x, s):
+    """``s.add``/``discard``/``update`` on a set subclass passed in, and one made in the frame and returned:
+    the items the frame ended with, read back in the frame and present after the call."""
+    s.add(len(s) + 10)
+    s.discard(1)
+    s.update({7})
+    t = _ItemSet([len(s), 3])
+    t.add(4)
+    return x + len(s), sorted(s), t
+
+
+def _set_subclass_inputs():
+    return torch.randn(3), _ItemSet([1, 2])
+
+
+def _set_subclass_vary(args):
+    args[0].add_(1)
+    args[1].add(5)
+
+
+CASES = CASES + (
+    Case("set_subclass_changes", ("set-subclass-replay",), set_subclass_changes, _set_subclass_inputs,
+         vary=_set_subclass_vary, torch=">=2.9",
+         unpatched=(Expect("<2.15", WRONG_RESULT),),
+         doc="`s.add(v)` on a set subclass passed in is lost after the call, one made in the frame comes back "
+             "empty on 2.9-2.14 (2.5-2.8 break on every set-subclass method)"),
+)

@@ -33,6 +33,7 @@ _PATCH_MODULES = (
     "builtin_subclass_truth",
     "defaultdict_construction",
     "defaultdict_as_dict",
+    "set_subclass_replay",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",
