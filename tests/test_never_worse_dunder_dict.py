@@ -516,9 +516,33 @@ def dict_of_items_then_kwargs(o, x):
     return dict(o.__dict__.items(), a=0), dict(o.__dict__, zz=1), tuple(o.__dict__.items()), x + 1
 
 
+def dict_compared(o, x):
+    """``o.__dict__ == d`` / ``!=`` (dunder-dict-views compares a copy of the entries; it was a graph break,
+    and on 2.10-2.11 ``m.__dict__ == d`` of a MutableMapping compiled natively but broke with
+    mapping-dunder-dict: fresh fuzz seed 1025104757305422)."""
+    o.c = 5
+    return (o.__dict__ == {"b": 2}, o.__dict__ != {"b": 2}, {"c": 5} == o.__dict__, vars(o) == {"zz": 1},
+            x + 1)
+
+
+def dict_compared_with_itself(o, x):
+    """Equal values are the same objects (a tensor too): CPython's ``dict_richcompare`` takes them as equal
+    by identity before any ``__eq__``."""
+    p = o.__dict__.copy()
+    return o.__dict__ == p, o.__dict__ != dict(vars(o)), x + 1
+
+
+def dict_compared_with_a_nan(o, x):
+    """A NaN equals itself in a dict comparison only by identity (Dynamo's own dict ``==`` said False on
+    2.9-2.12 where CPython says True): right or a graph break."""
+    o.n = float("nan")
+    return o.__dict__ == {"n": o.n}, o.__dict__ != {"n": float("nan")}, x + 1
+
+
 WHOLE = (consumers, dict_of_items, star_in_try, extended, copied, dict_of_items_then_kwargs)
 VIEWS = (set_of_keys, frozenset_of_keys, consumers, dict_of_items, set_of_items_len, views_compared, views_ne,
-         keys_or, values_listed, star_in_try, extended, copied, dict_of_items_then_kwargs)
+         keys_or, values_listed, star_in_try, extended, copied, dict_of_items_then_kwargs, dict_compared,
+         dict_compared_with_itself, dict_compared_with_a_nan)
 
 
 @pytest.mark.parametrize("made", (False, True), ids=("input", "made"))

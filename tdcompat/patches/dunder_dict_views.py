@@ -49,6 +49,13 @@ entry before it returns and runs no user code between two entries (``list_extend
 in between. ``dict(view)`` of a ``keys()`` or ``values()`` view defers (pairs of 2-character names
 would be consumed as pairs). Lazy consumers (``enumerate``, ``zip``, ``map``, generators, loops)
 stay live iterations.
+``o.__dict__ == d`` / ``!=`` (``d`` exactly a ``dict``, or another instance dict it can list) is decided
+here on the entries read now, as CPython's ``dict_equal`` decides it: lengths, keys, then values equal
+by identity first; a value comparison that would run an ``__eq__`` (a tensor, a user object, a NaN not
+identical to itself) graph-breaks. Dynamo's own dict ``==`` cannot be used: before 2.13 it has no
+identity shortcut (``{"v": nan} == d`` with ``d["v"]`` the same NaN is False). On 2.10-2.11
+``m.__dict__ == d`` of a ``MutableMapping`` compiled natively (Dynamo's snapshot dict) and broke once
+mapping-dunder-dict made it live (fresh fuzz base 1025101682).
 On 2.9-2.11 ``iter()`` is a polyfill that asks ``hasattr(obj.__dict__, "__iter__")`` first:
 answered as ``dict`` would (``GetAttrVariable.call_obj_hasattr``, inherited, wrapped there only).
 """
@@ -78,7 +85,7 @@ from ..wrappers import DEFER, effects_begin, fail_safe, gate
 NAME = "dunder-dict-views"
 
 _VIEWS = ("keys", "values", "items")
-_HANDLED = frozenset(_VIEWS + ("__len__", "__iter__", "copy"))
+_HANDLED = frozenset(_VIEWS + ("__len__", "__iter__", "copy", "__eq__", "__ne__"))
 
 def _current_keys(tx, obj):
     """The keys of ``obj.__dict__`` at this point of the frame, in CPython's order, or None
@@ -321,6 +328,8 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     if getattr(instance, "name", None) != "__dict__" or len(args) != 4 or kwargs:
         return DEFER
     tx, name, call_args, call_kwargs = args
+    if name in ("__eq__", "__ne__"):
+        return _compare(tx, instance, name, call_args, call_kwargs)
     if name not in _HANDLED or call_args or call_kwargs:
         return DEFER
     obj = instance.obj
@@ -338,11 +347,103 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     if name == "__iter__":
         return make_iterator(obj, "keys", keys)
     if name == "copy":  # a new dict of the entries now: dict(o.__dict__) in CPython too
-        from torch._dynamo.variables import BuiltinVariable, TupleVariable
-
-        pairs = TupleVariable([_entry(tx, obj, "items", key) for key in keys])
-        return BuiltinVariable(dict).call_function(tx, [pairs], {})
+        return _copy_now(tx, instance)
     return view(obj, name)
+
+
+def _copy_now(tx, getattr_vt):
+    """``dict(o.__dict__)`` built from the entries read now, or None where this patch cannot list them."""
+    from torch._dynamo.variables import BuiltinVariable, TupleVariable
+
+    if type(getattr_vt.obj) not in instance_dict_receiver_types():
+        return None
+    keys = _current_keys(tx, getattr_vt.obj)
+    if keys is None:
+        return None
+    pairs = TupleVariable([_entry(tx, getattr_vt.obj, "items", key) for key in keys])
+    return BuiltinVariable(dict).call_function(tx, [pairs], {})
+
+
+def _pairs_now(tx, getattr_vt):
+    """``[(name, value tracker)]`` of ``o.__dict__`` read now, in its order, or None where this patch cannot
+    list it."""
+    if type(getattr_vt.obj) not in instance_dict_receiver_types():
+        return None
+    keys = _current_keys(tx, getattr_vt.obj)
+    if keys is None:
+        return None
+    return [(key, _entry(tx, getattr_vt.obj, "values", key)) for key in keys]
+
+
+#: Constants whose ``==`` is a pure function of their values, runs no user code and is reflexive
+#: (a NaN is not: CPython finds it equal to itself only by identity).
+_PLAIN_CONSTANTS = (str, bytes, int, bool, type(None))
+
+
+def _plain(vt):
+    if not vt.is_python_constant():
+        return False
+    value = vt.as_python_constant()
+    if type(value) is float:
+        return value == value
+    return type(value) in _PLAIN_CONSTANTS
+
+
+def _dict_equal(mine, other):
+    """CPython's ``dict_equal``: lengths, then each of ``mine``'s entries in order looked up in ``other``,
+    values equal by identity first (``PyObject_RichCompareBool``), stopping at the first difference.
+    True/False where every comparison it reaches is an identity or between plain constants; None where
+    one would run an ``__eq__`` (a tensor's, a user object's, a NaN's)."""
+    if len(mine) != len(other):
+        return False
+    for key, value in mine:
+        if key not in other:
+            return False
+        theirs = other[key]
+        if theirs is value:
+            continue
+        if not (_plain(value) and _plain(theirs)):
+            return None
+        if value.as_python_constant() != theirs.as_python_constant():
+            return False
+    return True
+
+
+def _compare(tx, instance, name, call_args, call_kwargs):
+    """``o.__dict__ == d`` / ``!=`` against exactly a ``dict`` tracker or another instance dict this patch
+    can list (both plain ``dict``s: no reflected operand comes first). Decided here as CPython's
+    ``dict_richcompare`` decides it (:func:`_dict_equal`) on the entries read now (no user code runs while
+    they are read), because Dynamo's own dict ``==`` has no identity shortcut before 2.13 (a NaN value
+    would compare unequal to itself); a comparison that would run an ``__eq__`` graph-breaks, anything else
+    defers."""
+    from torch._dynamo.variables import ConstantVariable, ConstDictVariable, GetAttrVariable
+
+    if len(call_args) != 1 or call_kwargs:
+        return DEFER
+    other = call_args[0]
+    if type(other) is GetAttrVariable and getattr(other, "name", None) == "__dict__":
+        theirs = _pairs_now(tx, other)
+        if theirs is None:
+            return DEFER
+        other_items = dict(theirs)
+    elif type(other) is ConstDictVariable and other.user_cls is dict:
+        other_items = {}
+        for key, value in other.items.items():
+            key_vt = getattr(key, "vt", None)
+            if key_vt is None or not key_vt.is_python_constant():
+                return DEFER
+            other_items[key_vt.as_python_constant()] = value
+    else:
+        return DEFER
+    mine = _pairs_now(tx, instance)
+    if mine is None:
+        return DEFER
+    effects_begin()
+    equal = _dict_equal(mine, other_items)
+    if equal is None:
+        graph_break("__dict__ comparison", f"{instance} {name} {other}",
+                    "comparing these values would run their __eq__")
+    return ConstantVariable.create(equal if name == "__eq__" else not equal)
 
 
 @fail_safe(NAME)
