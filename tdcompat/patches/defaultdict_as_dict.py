@@ -14,7 +14,8 @@ Root cause: ``BuiltinVariable.call_custom_dict`` (torch/_dynamo/variables/builti
 ``polyfills.construct_dict`` polyfill in 2.7 (pytorch/pytorch#144342).
 
 What the handler accepts: ``call_custom_dict(tx, user_cls, arg)`` with no keywords, where ``arg`` is
-exactly a ``DefaultDictVariable`` (once realized, as Dynamo's own ``isinstance`` tests realize it) and ``user_cls`` is not ``defaultdict``. It returns a new
+exactly a ``DefaultDictVariable`` (once realized, as Dynamo's own ``isinstance`` tests realize it) and
+``user_cls`` is not ``defaultdict``. It returns a new
 ``ConstDictVariable`` of ``user_cls`` holding ``arg``'s items in their order. That is sound because it
 is the very result Dynamo already builds for ``dict(plain_dict)`` (the same items, guarded as Dynamo
 guards them for a ``defaultdict`` input), and CPython's ``dict(dd)`` / ``OrderedDict(dd)`` copy the

@@ -17,7 +17,8 @@ object is a ``set`` (not a ``frozenset``), whose object is tracked for attribute
 one made in the frame: Dynamo gives that a local source in ``codegen_save_tempvars``) and whose inner
 tracker changed in the frame. For those it emits what 2.15 emits: ``set.clear(s); set.update(s, items)``
 (the items built into a new local before any replay, as 2.15 does, because an item's source may read
-the set itself or another object the replay changes), with ``set`` loaded from ``builtins`` (a module that shadows the name ``set`` changes nothing), which
+the set itself or another object the replay changes), with ``set`` loaded from ``builtins`` (a module
+that shadows the name ``set`` changes nothing), which
 leaves ``s`` holding exactly the items the frame ended with, the ones the trace already read. The calls
 are the base class's own methods, so a subclass's overridden ``add``/``update`` do not run (CPython did not
 run them either: the frame's changes went through the methods Dynamo traced). Everything else is
