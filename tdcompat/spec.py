@@ -91,6 +91,9 @@ class Patch:
     #: pairs such as ``("2.5-2.6", "every write breaks: ...")``; the one place a
     #: patch's version history is written (docs/compatibility.md renders it).
     history: Tuple[Tuple[str, str], ...] = ()
+    #: README's "What it fixes" rows (``scripts/gen_readme.py`` renders them): ``(what users see, the
+    #: releases where they see it, a note after the patch's name)``. Empty: one row from ``fixes``.
+    symptoms: Tuple[Tuple[str, str, str], ...] = ()
     #: For a patch that only turns a silently wrong result into a graph break (nothing it touches
     #: can compile right): the never-worse test that proves it, ``"tests/<file>.py::<test>"``, which
     #: asserts the wrong result without the patch. A catalog case must compile under

@@ -183,3 +183,27 @@ def test_compatibility_doc_is_what_the_records_make():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert gen.main(["--check"]) == 0, "docs/compatibility.md is stale: run python scripts/gen_compatibility.py"
+
+
+def test_readme_generated_parts_are_what_the_data_makes():
+    """README.md's "What it fixes" table, catalog figures and counts equal what scripts/gen_readme.py makes
+    from the patch declarations (``Patch.symptoms``) and docs/matrix/ (``--check``)."""
+    import importlib.util
+    import os
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "gen_readme.py")
+    spec = importlib.util.spec_from_file_location("gen_readme_check", script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.main(["--check"]) == 0, "README.md is stale: run python scripts/gen_readme.py"
+
+
+def test_every_patch_has_a_readme_row_of_its_own():
+    """Each patch declares what users see (``Patch.symptoms``), with the releases where they see it."""
+    from tdcompat.patches import ALL_PATCHES
+
+    missing = [p.name for p in ALL_PATCHES if not p.symptoms]
+    assert not missing, f"no symptoms= declared: {missing}"
+    for patch in ALL_PATCHES:
+        for row in patch.symptoms:
+            assert len(row) == 3 and all(isinstance(c, str) for c in row) and row[0] and row[1], (patch.name, row)

@@ -179,6 +179,16 @@ _BOOL, _NOT = _builtin(False), _builtin(True)
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`if d:`, `if not d:`, `d or x`, `while d:` on an **empty** `dict` subclass (also '
+             '`OrderedDict`, `list`, `tuple`, `str`, `set`, `frozenset`, `deque`, `bytearray` '
+             'subclasses) **take the non-empty branch**: silently wrong, also without `fullgraph` (a '
+             '`dict`/`list` subclass emptied in the frame too, 2.7–2.11)',
+         '2.5–2.11',
+         "(`<2.12`): taken on `len(obj) != 0` (Dynamo's `len()` where its tracker keeps the items, "
+             'else the guarded length of the object passed in; a graph break for one made in the frame '
+             'whose `len()` Dynamo cannot trace)'),
+    ),
     fixes="`if d:` / `if not d:` / `d or x` / `while d:` on an empty dict (list, set, tuple, str, deque, "
     "OrderedDict) subclass take the non-empty branch: silently wrong (torch 2.5-2.11)",
     upstream="torch/_dynamo/symbolic_convert.py: generic_jump (the UserDefinedObjectVariable branch: a "

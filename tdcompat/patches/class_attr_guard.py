@@ -124,6 +124,13 @@ def _missing(tx, source, name: str, cls: type, class_guard=None):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`x * K.scale` (a literal or enum attribute of a class `K`, global or passed in) **keeps '
+             "the first call's value** after `K.scale` changes; `K.items.append(v)` on a list class "
+             'attribute is `Unsupported`',
+         '2.5–2.11',
+         '(`<2.12`)'),
+    ),
     fixes="`x * K.scale` keeps the first call's value after the class attribute `K.scale` changes "
     "(torch <2.12): silently wrong",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.var_getattr "

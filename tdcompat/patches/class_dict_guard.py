@@ -80,6 +80,13 @@ def _call_method_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`'v' in K.__dict__` / `K.__dict__.get('v', d)` of a class (passed in, global, or "
+             "`type(o)`) **keeps the first call's answer** after `K` gains or loses its own `v` "
+             '(2.5–2.6: still wrong with tdcompat, no guard to use there)',
+         '2.5–2.11',
+         '(`>=2.7,<2.12`)'),
+    ),
     fixes="`'v' in K.__dict__` / `K.__dict__.get('v')` of a class keep the first call's answer after `K` gains "
     "or loses `v` (torch 2.7-2.11): silently wrong",
     upstream="torch/_dynamo/variables/misc.py: GetAttrVariable.call_method (__contains__/__getitem__/get on "

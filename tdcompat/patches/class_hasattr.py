@@ -67,6 +67,12 @@ def _call_hasattr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: hasattr UserDefinedClassVariable __dataclass_fields__` (`hasattr(type(o), '
+             'name)` for `o` made in the compiled region: `dataclasses.asdict(Keys())`)',
+         '2.5–2.6',
+         '(`<2.7`)'),
+    ),
     fixes="Unsupported: hasattr UserDefinedClassVariable __dataclass_fields__ (hasattr on type(obj) of an "
     "object made in the frame: dataclasses.asdict/is_dataclass, TorchRL's set_keys)",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_hasattr",

@@ -125,6 +125,13 @@ def _call_setattr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`Failed to trace builtin operator setattr [UserDefinedClassVariable, ...]` / `builtin: setattr "
+         "UserDefinedClassVariable`: `cls.name = v` where the class already holds `v` (TorchRL's "
+         "`Composite.__new__`: `cls._device = None`; SAC's and CQL's `target_entropy`)",
+         "2.5–2.12",
+         "(`<2.13`): the store skipped only where the class's own `__dict__` holds the identical value"),
+    ),
     fixes="Failed to trace builtin operator setattr [UserDefinedClassVariable, ...] / builtin: setattr "
     "UserDefinedClassVariable: `cls.name = v` where the class already holds v (TorchRL's Composite.__new__: "
     "`cls._device = None`, SAC's and CQL's target_entropy)",

@@ -393,6 +393,14 @@ def _resolve_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Base.w = v` in the frame, then `hasattr(Sub, "w")` (on 2.13 also `hasattr(Base, "w")`) is '
+             '**False**, `"w" in Base.__dict__` is **False** and `Base.__dict__.get("w")` the default; '
+             '`Sub.v`, `Sub().v`, `o.v` and `hasattr(o, "w")` after `Base.v = x` **read the class as it '
+             "was**: reads of the class ignore the frame's stores",
+         '2.13–2.15',
+         '(`>=2.13`)'),
+    ),
     fixes="`KBase.v = 5` then `KSub.v`, `KSub().v`, `o.v`, `hasattr(KSub, 'v')`, `'v' in KBase.__dict__` in the "
     "same frame read the class as it was before the store (silently wrong or AttributeError, torch 2.13+)",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_obj_hasattr, var_getattr "

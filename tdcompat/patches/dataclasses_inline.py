@@ -94,6 +94,13 @@ def _check_inlineable(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`Unsupported: 'skip function asdict in file .../dataclasses.py'` (any `dataclasses` "
+             "function: `asdict`, `fields`, `replace`, `is_dataclass`; TorchRL's `set_keys` on a loss's "
+             'first call)',
+         '2.5',
+         '(`<2.6`)'),
+    ),
     fixes="Unsupported: 'skip function asdict in file .../dataclasses.py' (any dataclasses function: "
     "asdict, fields, replace, is_dataclass; TorchRL's ValueEstimatorBase.set_keys)",
     upstream="torch/_dynamo/trace_rules.py: BUILTIN_SKIPLIST (dataclasses); "

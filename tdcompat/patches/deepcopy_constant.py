@@ -96,6 +96,13 @@ def _call_deepcopy(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: copy.deepcopy ConstantVariable(str: ...)` / `Dynamo does not support '
+             'copy.deepcopy()` (`copy.deepcopy` of a str, number, `None` or a tuple of them; '
+             "`dataclasses.asdict`, e.g. TorchRL's `set_keys`)",
+         '2.5–2.11 (2.5 also skips `asdict` itself)',
+         '(`<2.12`)'),
+    ),
     fixes="Unsupported: copy.deepcopy ConstantVariable(str: ...) / Dynamo does not support copy.deepcopy() "
     "(copy.deepcopy of a str/int/float/bool/None/tuple of those; dataclasses.asdict)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_deepcopy",

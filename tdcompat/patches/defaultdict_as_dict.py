@@ -51,6 +51,13 @@ def _call_custom_dict(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`dict(d)` / `collections.OrderedDict(d)` of a `collections.defaultdict` (passed in or made '
+             'in the frame) **crashes the compile** (`AssertionError`), also without `fullgraph`: the '
+             "user's program stops",
+         '2.5–2.6',
+         '(`<2.7`)'),
+    ),
     fixes="`dict(d)` / `OrderedDict(d)` of a `collections.defaultdict` raises `AssertionError` out of "
     "torch.compile, also without fullgraph (torch <2.7)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_custom_dict",

@@ -116,6 +116,15 @@ def _getitem_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`collections.defaultdict(list, a=x)` built in the frame **is empty** (keywords dropped: '
+             'silently wrong); `defaultdict()` **crashes the compile** (`InternalTorchDynamoError: '
+             'IndexError`, also without `fullgraph`); `defaultdict(None)`, `defaultdict(list, mapping)`: '
+             'graph breaks',
+         '2.5–2.9 (2.5–2.7 also return any defaultdict made in the frame as a plain `dict`: not patched)',
+         '(`<2.10`; 2.5–2.7: the keyword shape only, and `defaultdict()` a graph break instead of '
+             'the crash)'),
+    ),
     fixes="`defaultdict(list, a=1)` built in the frame is empty (silently wrong); `defaultdict()` crashes the "
     "compile (`InternalTorchDynamoError: IndexError`, also without fullgraph); `defaultdict(None)`, "
     "`defaultdict(list, d)` break (torch <2.10; 2.5-2.7: the keyword shape only)",

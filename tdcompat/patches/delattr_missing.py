@@ -113,6 +113,12 @@ def _call_delattr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`del o.name` of a missing attribute **does not raise** `AttributeError` in compiled code '
+             '(2.5–2.11), or raises for a later input that has it (2.13, 2.15)',
+         'every release',
+         '(`>=2.5`)'),
+    ),
     fixes="`del obj.name` of a missing attribute does not raise AttributeError in compiled code (2.5-2.11), "
     "or raises for a later input that has it (2.12+, unguarded)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_delattr "

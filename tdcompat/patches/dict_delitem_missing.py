@@ -87,6 +87,13 @@ def _call_method_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`try: del d[k] / except KeyError:` of a missing key **crashes Dynamo** '
+             '(`InternalTorchDynamoError: KeyError: <_HashableTracker ...>`, also under '
+             '`fullgraph=False`), e.g. `del m[k]` on a user `MutableMapping` backed by a dict',
+         '2.5–2.12',
+         '(`<2.13`)'),
+    ),
     fixes="`try: del d[k] / except KeyError` of a missing key: InternalTorchDynamoError: KeyError: "
     "<_HashableTracker> out of Dynamo (torch <2.13), e.g. `del m.__dict__[k]` of an input mapping",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method (the __delitem__ branch)",

@@ -59,6 +59,14 @@ _hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, ())
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`InternalTorchDynamoError: AsPythonConstantNotImplementedError: SymNodeVariable() is not a '
+             'constant` on the **second call** of a function that uses a float input (`o.f`, an '
+             'argument) as a dict key or set member (`{o.f: x}`, `o.f in {o.f, 2.5}`): the compile '
+             'crashes, also without `fullgraph`',
+         '2.7–2.9',
+         '(`>=2.7,<2.10`)'),
+    ),
     fixes="`{o.f: x}`, `o.f in s` with a float input: `InternalTorchDynamoError: AsPythonConstantNotImplementedError: "
     "SymNodeVariable() is not a constant` on the second call (torch 2.7-2.9), also without fullgraph",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable._HashableTracker.__init__ "

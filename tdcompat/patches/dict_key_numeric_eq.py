@@ -76,6 +76,13 @@ def _eq_impl_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`{1: a, 1.0: b}` **has two keys**, `1.0 in {1, 2}` is **False**, `d[1.0]`/`d[True]` on a '
+             'dict keyed by `1` raise an observed `KeyError`: equal numbers of different types (`int`, '
+             '`float`, `bool`, `complex`) are distinct dict and set keys in compiled code',
+         '2.5–2.9',
+         '(`<2.10`)'),
+    ),
     fixes="`{1: a, 1.0: b}` has two keys, `1.0 in {1, 2}` is False and `d[1.0]` misses `d[1]` in compiled "
     "code (torch <2.10): silently wrong results",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable._HashableTracker._eq_impl "

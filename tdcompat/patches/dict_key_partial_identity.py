@@ -121,6 +121,13 @@ _hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, ("FunctoolsP
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`p = functools.partial(f, 1)`: `p in {p, 1}` and `p == p` are **False**, two equal '
+             'partials made apart are **one** set member, in compiled code (CPython compares partials by '
+             'identity); a partial passed in is no member of a set holding it',
+         '2.5–2.12',
+         '(`<2.13`)'),
+    ),
     fixes="`p = functools.partial(f, 1); p in {p}` and `p == p` are False, two equal partials are one set "
     "member, in compiled code (torch <2.13): silently wrong",
     upstream="torch/_dynamo/variables/functions.py: FunctoolsPartialVariable.as_python_constant (a new partial "

@@ -117,6 +117,13 @@ def _call_method_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`try: d.keys(1) / except TypeError` (or `d.get()`, `d.copy(1)`, `d.get(key=k)`) on a dict '
+             'or dict subclass: the compile **crashes** (`AssertionError`, `InternalTorchDynamoError: '
+             'IndexError`), also without `fullgraph`',
+         '2.7–2.8',
+         '(`>=2.7,<2.9`)'),
+    ),
     fixes="`d.keys(1)`, `d.get()`, `d.copy(1)` in a `try`: `AssertionError` / `InternalTorchDynamoError: IndexError` "
     "out of Dynamo (torch 2.7-2.8), also without fullgraph",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method (asserts the argument count)",

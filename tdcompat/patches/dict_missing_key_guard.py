@@ -75,6 +75,13 @@ def _getitem_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`try: d[k] / except KeyError:` on a dict passed in **reuses the first call's answer** when "
+             'a later dict has (or lacks) `k`; so do `k in m` and `m.get(k)` on a user `MutableMapping` '
+             'backed by a dict (`Mapping.__contains__`/`get` catch that `KeyError`)',
+         '2.7–2.15',
+         '(`>=2.7`)'),
+    ),
     fixes="`try: d[k] / except KeyError` (and `k in m` on a Mapping built on it) reuses code compiled for a "
     "dict without k when a later dict has it (silently wrong, torch 2.7+)",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.getitem_const_raise_exception_if_absent",

@@ -76,6 +76,14 @@ def _call_or(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`try: d | 1 / except TypeError as e` on a dict: the compile **crashes** '
+             '(`InternalTorchDynamoError: TypeError: unsupported operand type(s) for |`, 2.8; '
+             "`AttributeError` at `str(e)`, 2.9–2.10), or `str(e)` reads **another text** (`'dict'and "
+             "'int'`, 2.11–2.12; `d |= 1`: `<class 'int'> object is not iterable`, 2.9)",
+         '2.8–2.12',
+         '(`>=2.8,<2.13`)'),
+    ),
     fixes="`d | 1`, `d |= None` on a dict: `InternalTorchDynamoError: TypeError: unsupported operand type(s) for |: "
     "'dict' and 'int'` (torch 2.8), also without fullgraph; `str(error)` crashes or reads another text (2.9-2.12)",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method('__or__') (a plain TypeError); "

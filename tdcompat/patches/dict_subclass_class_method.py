@@ -128,6 +128,14 @@ def _resolve_cls_descriptor_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Sub.get(d, k)`, `Sub.keys(d)`, `Sub.pop(d, k)` for `class Sub(dict)`: **graph break** '
+             '"Dynamo does not know how to trace method `get` of class `type`" (2.7–2.8); compiled code '
+             '**keeps calling `dict.get`** after `Sub` gains its own `get` (2.9–2.15, silently wrong); '
+             '`Sub.keys()` with no argument **crashes the compile** (2.9–2.12)',
+         '2.7–2.15',
+         '(`>=2.7`)'),
+    ),
     fixes="`Sub.get(d, k)`, `Sub.keys(d)`, `Sub.pop(d, k)` for `class Sub(dict)`: `Unsupported method call ... "
     "Dynamo does not know how to trace method `get` of class `type`` (torch 2.7-2.8); still `dict.get` after "
     "`Sub` gains its own `get` (2.9+: silently wrong); `Sub.keys()` crashes (2.9-2.12)",

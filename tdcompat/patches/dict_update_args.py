@@ -126,6 +126,15 @@ def _call_method_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`d.update(m)` / `{**m, ...}` where `m` has `keys()` and `__getitem__` but no `Mapping` '
+             'base: `Unsupported: dict(): (UserDefinedObjectVariable(...),)` / `Unsupported method '
+             'call`, and on 2.9-2.12 `{**m}` inside `try/except TypeError` **silently takes the '
+             "`except`** (Dynamo's `DICT_UPDATE` raises an observed `TypeError`); `d.update()`; `try: "
+             'd.update(a, b) / except TypeError`',
+         '2.5–2.12 (`TypeError` in the trace: 2.8–2.12)',
+         '(`<2.13`)'),
+    ),
     fixes="`d.update(m)` / `{**m}` over an object with keys() and __getitem__: Unsupported: dict(): "
     "(UserDefinedObjectVariable(...),) / Unsupported method call / Observed exception; `d.update()`; "
     "`d.update(a, b)` in try/except TypeError (torch <2.13)",

@@ -61,6 +61,12 @@ def _init(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`o = C(x); return o.__dict__` (or `.keys()`/`.values()`/`.items()` of it) **returns '
+             '`{}`**; returned with `o` or held across a graph break it is **a copy**, not `vars(o)`',
+         '2.12–2.15',
+         '(`>=2.12`)'),
+    ),
     fixes="`o = C(x); return o.__dict__` (or `o.__dict__.keys()`/`values()`/`items()`) returns an empty dict "
     "(view) for an object made in the frame, silently",
     upstream="torch/_dynamo/variables/dicts.py: DunderDictVariable.reconstruct (inherits ConstDictVariable's)",

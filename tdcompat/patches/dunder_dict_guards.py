@@ -82,6 +82,12 @@ def _keys_match_guard(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`k in o.__dict__`, `o.__dict__.get(k)`, `setdefault`, iterating `o.__dict__` **reuse the '
+             "first call's answer** when a later input has other instance keys",
+         '2.12–2.15',
+         '(`>=2.12`)'),
+    ),
     fixes="`k in obj.__dict__`, `obj.__dict__.get(k)` and iterating `obj.__dict__` reuse code compiled for an "
     "input with other instance keys (silently wrong, torch 2.12+)",
     upstream="torch/_dynamo/variables/dicts.py: DunderDictVariable.install_dict_contains_guard, "

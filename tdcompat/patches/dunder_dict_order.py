@@ -406,6 +406,18 @@ def _min_max_take_key() -> bool:
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`list(o.__dict__)` / `list(vars(o))` after `o.z = v` in the same frame **put the new key '
+             'first**; a key added while iterating `o.__dict__` **raises no `RuntimeError`**; a key '
+             'deleted and set again **keeps its old place**',
+         '2.12–2.15',
+         '(`>=2.12`)'),
+        ('`o.__dict__.copy()` / `vars(o).copy()` **crashes the compile** (`InternalTorchDynamoError: '
+             "AttributeError: 'SideEffectsProxyDict' object has no attribute 'copy'`, also without "
+             '`fullgraph`)',
+         '2.12',
+         '(`>=2.12`)'),
+    ),
     fixes="`list(obj.__dict__)` / `vars(obj)` iterated after adding an attribute put the new key first; "
     "a key added while iterating raises no RuntimeError; a key deleted and set again keeps its place "
     "(silently wrong, torch 2.12+)",

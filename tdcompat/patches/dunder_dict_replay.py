@@ -267,6 +267,14 @@ def _call_getattr_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`del o.__dict__[k]` of a missing key **does not raise `KeyError`** (an `AttributeError` '
+             'out of compiled code when the class has `k`); `o.__dict__.pop(k)` / `del` replayed through '
+             "a property (`property 'p' ... has no deleter`); `o.k` after `o.__dict__[k] = v` **silently "
+             'returns `v`** where a property wins',
+         '2.12 (fixed in 2.13)',
+         '(`==2.12.*`): `KeyError` in the trace, a graph break where the replay would differ'),
+    ),
     fixes="`del obj.__dict__[k]` of a missing key does not raise KeyError (AttributeError out of compiled code "
     "when the class has `k`); deletions replayed through a property or `__delattr__`; `obj.k` after "
     "`obj.__dict__[k] = v` returns v where a property wins, `hasattr(obj, k)` False after deleting a key the "

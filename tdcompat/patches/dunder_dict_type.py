@@ -115,6 +115,15 @@ def _current_tx():
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict))` / '
+             '`builtin isinstance() cannot determine type of argument` / `... has no type` for '
+             '`isinstance(o.__dict__, dict)`, `type(o.__dict__)` (user objects and `nn.Module`s; `m.x = '
+             "submodule/parameter` over an existing attribute `x` of a module, e.g. TorchRL's lazily "
+             'built value estimator, with `instance-dict-writes`)',
+         '2.5–2.11',
+         '(`<2.12`)'),
+    ),
     fixes=(
         "Unsupported: isinstance(GetAttrVariable(..., __dict__), BuiltinVariable(dict)): can't determine type of "
         "GetAttrVariable(...) / builtin isinstance() cannot determine type of argument / UserError: "

@@ -660,6 +660,15 @@ def _dict_call_method_gate(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: call_method GetAttrVariable(..., __dict__) values [] {}` (also `keys`, '
+             '`items`, `copy`, `__len__`, `__iter__`; `Unsupported method call` from 2.8; `builtin: '
+             "list`/`sorted`/`dict()`): `for val in self.__dict__.values()` (TorchRL 0.6's "
+             '`vmap_randomness`), `len(o.__dict__)`, `list(o.__dict__)`, `sorted(o.__dict__.keys())`, '
+             '`dict(o.__dict__.items())`, `[*o.__dict__.values()]`',
+         '2.5–2.11',
+         '(`<2.12`)'),
+    ),
     fixes="call_method GetAttrVariable(..., __dict__) values/keys/items/__len__/__iter__ (2.5-2.7), "
     "Unsupported method call (2.8-2.11): reading the whole instance dict of a user object or module "
     "(TorchRL 0.6's ValueEstimatorBase.vmap_randomness: `for val in self.__dict__.values()`)",

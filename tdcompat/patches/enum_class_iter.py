@@ -210,6 +210,13 @@ def _call_reversed_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: call_method UserDefinedClassVariable(<enum ...>) __iter__` / `Dynamo does '
+             'not know how to trace method __iter__ of class EnumType` (`for m in SomeEnum`, '
+             "`list(SomeEnum)`; TorchRL's `_ensure_builtin_value_estimators_registered`)",
+         '2.5–2.11',
+         '(`<2.12`)'),
+    ),
     fixes="Unsupported: call_method UserDefinedClassVariable(<enum ...>) __iter__ / "
     "Dynamo does not know how to trace method `__iter__` of class `EnumType` / builtin: list "
     "[UserDefinedClassVariable] (iterating an Enum class: for m in E, list(E), tuple(E))",

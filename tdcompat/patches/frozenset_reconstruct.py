@@ -47,6 +47,13 @@ def _reconstruct(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`fs = frozenset({o.a, 2})` built in the frame and **returned comes back empty**; held '
+             "across a graph break, `TypeError: 'int' object is not callable` out of compiled code (the "
+             'rebuilt `frozenset()` is called on top of its items)',
+         '2.5–2.8',
+         '(`<2.9`)'),
+    ),
     fixes="TypeError: 'int' object is not callable out of compiled code after a graph break in a frame that "
     "built a frozenset (torch <2.9, fullgraph=False)",
     upstream="torch/_dynamo/variables/dicts.py: FrozensetVariable.reconstruct (calls frozenset() with the items "

@@ -208,6 +208,15 @@ def _class_getattr_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`try: o.b / except AttributeError:` (or `getattr(o, "b")` in a `try`) **reuses the first '
+             "call's answer** when a later input has `b`; `try: type(o).u / except AttributeError:` the "
+             'same for a class attribute, or `AttributeError` **out of compiled code** once `u` is gone '
+             '(2.12–2.15); `try: o.u` / `getattr(K(), "u", d)` **reuse the `except` branch or the '
+             'default** after a base class of `o` or `K` gains `u`',
+         'every release',
+         '(`>=2.5`)'),
+    ),
     fixes="`try: o.b / except AttributeError:` reuses code compiled for an object without `b` when a later "
     "object has it (silently wrong, torch 2.5+)",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedObjectVariable.var_getattr "

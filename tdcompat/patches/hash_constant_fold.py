@@ -126,6 +126,16 @@ def _call_hash(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: builtin: hash [TupleVariable]` / `Failed to trace builtin operator hash` for '
+             '`hash()` of a value whose hash is a pure function of it (`str`, `bytes`, `int`, `bool`, '
+             '`None`, non-NaN `float`, tuples/frozensets of them; never an identity or user `__hash__`, '
+             'which stay a graph break), e.g. `hash((id(self), id(x)))` in a `__hash__`: tensordict '
+             "0.14's `TensorDictParams.__hash__`, traced from `named_modules()`'s memo set; the top "
+             "break reason of TorchRL's losses on 2.10)",
+         '2.5–2.12',
+         '(`<2.13`)'),
+    ),
     fixes="`hash(<constant>)` (e.g. `hash((id(self), id(other)))` in a `__hash__`, tensordict 0.14's "
     "TensorDictParams) is a graph break (torch <2.13)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable (no call_hash before 2.13; "

@@ -122,6 +122,12 @@ def _setup_or_before_with(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: BEFORE_WITH MutableMappingVariable(TensorDict)` / `Unsupported context '
+             'manager` for `with obj:` on an object passed in (tensordict 0.6 `with td.unlock_():`)',
+         'every release for mappings; plain objects before 2.14',
+         '(`>=2.5`)'),
+    ),
     fixes="Unsupported: BEFORE_WITH MutableMappingVariable(TensorDict) / Unsupported context manager "
     "(with <an input object that has __enter__/__exit__>)",
     upstream="torch/_dynamo/symbolic_convert.py: InstructionTranslatorBase.setup_or_before_with",

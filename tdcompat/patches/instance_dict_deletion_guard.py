@@ -49,6 +49,13 @@ def _store_instance_dict_attr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`o.b = v; o.__dict__.pop("b", d)` on an input: `b` **silently survives** on a later input '
+             'that had it, or `KeyError` out of compiled code on one without (the replay reads the '
+             "compiling input's `__dict__`)",
+         '2.13–2.15',
+         '(`>=2.13`)'),
+    ),
     fixes="`o.b = v; o.__dict__.pop('b', d)` (or `del o.__dict__['b']`) on an input leaves `b` on a later "
     "input that has it, or raises KeyError on one without (silently wrong, torch 2.13+)",
     upstream="torch/_dynamo/side_effects.py: SideEffects.store_instance_dict_attr "

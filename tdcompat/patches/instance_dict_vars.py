@@ -39,6 +39,11 @@ def _call_vars(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name="instance-dict-vars",
+    symptoms=(
+        ('`Unsupported: builtin: vars ...` / `Failed to trace builtin operator vars`',
+         '2.5–2.8',
+         '(`<2.9`)'),
+    ),
     fixes="Unsupported: builtin: vars [<class '...UserDefinedObjectVariable'>] False (2.5-2.6); "
     "Failed to trace builtin operator vars (2.7-2.8)",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable (no call_vars before 2.9)",

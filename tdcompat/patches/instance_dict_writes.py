@@ -446,6 +446,22 @@ def _shadowed_read_gate(original, handle):
 
 PATCH = Patch(
     name="instance-dict-writes",
+    symptoms=(
+        ('`Unsupported: call_method GetAttrVariable(..., __dict__) __setitem__ ...` '
+             '(`self.__dict__["_parameters"] = ...`), `__dict__.update/setdefault/pop`, `del '
+             'obj.__dict__[k]`',
+         '2.5–2.11 (item assignment: 2.5–2.6)',
+         '(`<2.12`)'),
+        ("`o.__dict__[k]` / `.get(k)` **silently returns a property's value** where a property "
+             "shares the instance key; `k in o.__dict__` **reuses the first call's answer**",
+         '2.5–2.11',
+         ''),
+        ('`o.v` after `o.__dict__["v"] = ...` (or a property setter that writes it) where `v` is a '
+             'property: `InternalTorchDynamoError` (RecursionError) on an input, **silently the written '
+             'value** on an object made in the frame',
+         '2.8–2.11',
+         ''),
+    ),
     fixes=(
         "Unsupported: call_method GetAttrVariable(..., __dict__) __setitem__/update/setdefault/pop/__delitem__ "
         "(e.g. TensorDictParams.__init__: self.__dict__['_parameters'] = ...)"

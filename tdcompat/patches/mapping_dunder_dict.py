@@ -67,6 +67,12 @@ def _still_broken() -> bool:
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`m.__dict__[k]` / `vars(m)[k]` **silently returns the old value** after `m.k = v` in the '
+             'same compiled frame (input `MutableMapping`, e.g. `TensorDict`)',
+         '2.6–2.11',
+         '(`>=2.6,<2.12`)'),
+    ),
     fixes="m.__dict__[k] / vars(m)[k] after m.k = v in the same compiled frame returns the old value; "
     "m.k still found after del m.__dict__[k] (input MutableMapping, e.g. TensorDict)",
     upstream="torch/_dynamo/variables/user_defined.py: MutableMappingVariable.var_getattr (the __dict__ branch)",

@@ -79,6 +79,12 @@ def _call_hash(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`hash(K)` where `type(K)` defines `__hash__` (reading a salt, a registry, the class's "
+             "attributes) **returns the first call's number** on every call",
+         '2.13–2.15',
+         '(`>=2.13`)'),
+    ),
     fixes="`hash(K)` where `type(K)` defines `__hash__` returns the first call's value on every call "
     "(torch 2.13+): silently wrong",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.hash_impl (hash(self.value) "

@@ -63,6 +63,14 @@ def _store_attr_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`K.v = x` where `type(K)` defines `__setattr__` (counting, validating or redirecting '
+             'writes): the metaclass **does not run** in the trace, so `K.nset`, `K.__dict__`, '
+             '`hasattr(K, ...)` read in the frame miss what it writes (tdcompat: a graph break at the '
+             'store, where eager runs it)',
+         '2.13–2.15',
+         '(`>=2.13`)'),
+    ),
     fixes="`K.v = x` where `type(K)` defines `__setattr__`: the metaclass does not run in the trace, reads "
     "of what it writes are stale (silently wrong, torch 2.13+)",
     upstream="torch/_dynamo/variables/builtin.py: SetAttrBuiltinVariable._call_setattr (the attribute-mutation "

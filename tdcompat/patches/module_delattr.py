@@ -78,6 +78,13 @@ def _call_delattr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`del module.x`: `isinstance(DeletedVariable(), ...)` on a module class with its own `__setattr__` "
+         "(2.5–2.7), `Dynamo does not support tracing method __delattr__ of nn.Module` on any module (2.8): "
+         "TorchRL's SAC `delattr(self, '_target_entropy')`",
+         "2.5–2.8",
+         "(`<2.9`): `nn.Module.__delattr__` inlined as 2.9 does"),
+    ),
     fixes="`del module.x` on a module class with its own __setattr__ (isinstance(DeletedVariable(), ...), "
     "2.5-2.7) or on any module (Dynamo does not support tracing method __delattr__ of nn.Module, 2.8): "
     "TorchRL's SAC `delattr(self, '_target_entropy')`",

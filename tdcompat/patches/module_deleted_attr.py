@@ -139,6 +139,15 @@ def _module_var_getattr_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: read deleted attribute` / `Attempted to read a deleted variable` (2.12), or '
+             '`hasattr(m, "x")` **silently `False`**, after `m.x` was deleted in the frame and '
+             'registered again as a parameter, buffer or submodule (`m.x = Module()` over a plain '
+             "attribute: `nn.Module.__setattr__`'s `remove_from`; TorchRL's lazily built value "
+             'estimator)',
+         '2.5–2.12',
+         '(`<2.13`)'),
+    ),
     fixes="Unsupported: read deleted attribute / Attempted to read a deleted variable; hasattr(m, name) silently "
     "False: a module attribute deleted in the frame (remove_from, del m.name) then registered as a parameter, "
     "buffer or submodule (TorchRL's lazily built value estimator)",

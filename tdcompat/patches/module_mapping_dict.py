@@ -289,6 +289,20 @@ def _inline_user_function_return_gate(original, handle):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: dict(): (UnspecializedNNModuleVariable(TensorDictParams),) {}`, `dict(): '
+             '(LazyVariableTracker(),) {}`, `dict(): (UserDefinedObjectVariable(ItemsView),) {}`',
+         '2.5–2.6',
+         '(`>=2.5`)'),
+        ('`Unsupported: Observed exception` from `TensorDict(**TensorDictParams(...))` (Dynamo '
+             'iterates the mapping instead of reading `keys()`)',
+         '2.7–2.9',
+         ''),
+        ('`dict(m)` / `{**m}` / `f(**m)` differ from eager for a mapping whose `keys()` or `items()` '
+             'disagree with `__iter__`/`__getitem__`',
+         'every release',
+         ''),
+    ),
     fixes=(
         "Unsupported: dict(): (UnspecializedNNModuleVariable(TensorDictParams),) / "
         "(UserDefinedObjectVariable(ItemsView),) on 2.5-2.6; "

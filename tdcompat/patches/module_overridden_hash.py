@@ -335,6 +335,14 @@ def _set_call_method(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: User-defined object with overridden __hash__` for a module whose class '
+             "defines `__hash__` in a set or as a dict key (`nn.Module.named_modules()`' memo: "
+             "`m.parameters()` over a `TensorDictParams` submodule; TorchRL's `_default_device`, "
+             '`SKIPPED INLINING` on 2.10)',
+         '2.10–2.12',
+         '(`>=2.10,<2.13`)'),
+    ),
     fixes="Unsupported: User-defined object with overridden __hash__ (UnspecializedNNModuleVariable(M)), e.g. "
     "`for p in self.parameters()` over a TensorDictParams submodule (named_modules' memo set; TorchRL's "
     "_default_device: SKIPPED INLINING on 2.10)",

@@ -157,6 +157,17 @@ def _still_broken() -> bool:
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: setattr(MutableMappingVariable(TensorDict), _last_op, ...)`, or `Graph break '
+             'under GenericContextWrappingVariable` around `with td.to_module(module):`',
+         '2.5',
+         '(`>=2.5,<2.9`)'),
+        ('attribute writes on a `MutableMapping` **silently lost** after the compiled call; '
+             "`AttributeError: 'TensorDict' object has no attribute '_tensordict'` from "
+             '`TensorDict(**params)`',
+         '2.6–2.8',
+         ''),
+    ),
     fixes=(
         "Unsupported: setattr(MutableMappingVariable(...), name, ...) on torch 2.5; on 2.6-2.8 attribute "
         "writes on a MutableMapping (e.g. TensorDict) are silently dropped after the compiled call"

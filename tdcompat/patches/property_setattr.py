@@ -90,6 +90,14 @@ def _method_setattr_standard(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`o.prop = v` with a property setter: what the setter writes is **silently missing** later '
+             'in the same compiled frame (the setter only runs when Dynamo replays the store after the '
+             'graph); for a property **without** a setter, `AttributeError` out of compiled code after '
+             "the graph instead of inside the user's `try`",
+         '2.5–2.11 (setter), 2.5–2.12 (no setter)',
+         '(`<2.13`)'),
+    ),
     fixes="obj.prop = v with a property setter: what the setter writes is not seen in the same compiled frame "
     "(silently wrong; the setter only runs when Dynamo replays the store after the graph); for a property "
     "without a setter, AttributeError out of compiled code, after the graph, instead of in the frame",

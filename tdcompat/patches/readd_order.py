@@ -69,6 +69,12 @@ def _store_attr(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`o = C(); del o.a; o.a = v`: after the frame (or a graph break) `list(vars(o))` **lists '
+             '`a` first** (CPython: last)',
+         '2.5–2.13',
+         '(`<2.14`)'),
+    ),
     fixes="`o = C(); del o.a; o.a = v` leaves `a` first in the rebuilt object's __dict__ "
     "(CPython: last), silently wrong for `list(vars(o))` after the frame or a graph break",
     upstream="torch/_dynamo/side_effects.py: SideEffects.store_attr",

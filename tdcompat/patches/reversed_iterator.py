@@ -217,6 +217,14 @@ def _call_reversed(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`it = reversed(l); next(it); next(it)` gives **the first item twice**, `list(it)` after '
+             "`next(it)` lists every item again, `return reversed(l)` returns a **tuple** (Dynamo's "
+             '`reversed()` is a tuple that `next()` never consumes); 2.13–2.14: a write to `l` after '
+             '`reversed(l)` is not seen, `type(it)` is `list_iterator`',
+         '2.5–2.14',
+         '(`<2.15`)'),
+    ),
     fixes="reversed(list/tuple/range) is a tuple in compiled code: next() does not consume it, it is "
     "returned as a tuple, list(it) twice repeats it (torch <2.13); it is a list_iterator that does not see "
     "the list's later writes (2.13-2.14)",

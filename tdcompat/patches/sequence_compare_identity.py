@@ -152,6 +152,14 @@ def _has_list_compare() -> bool:
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`h = (o.a, float("nan"))`: `h == h` is **False**, `n in [1, n]` of a NaN is **False**; '
+             "`(x, 1) == (x, 2)` of one tensor is a data-dependent graph break, and an item's own "
+             '`__eq__` runs when it meets itself (CPython compares an item with itself by identity '
+             'first)',
+         '2.5–2.12',
+         '(`<2.13`)'),
+    ),
     fixes="`h == h` False for a tuple holding a NaN, `nan in [nan]` False, `(x, 1) == (x, 2)` a data-dependent "
     "graph break (torch <2.13: items compared without CPython's identity shortcut)",
     upstream="torch/_dynamo/variables/lists.py: BaseListVariable.list_compare (2.5-2.6), "

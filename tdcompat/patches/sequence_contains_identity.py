@@ -46,6 +46,12 @@ def _sq_contains(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`h = functools.partial(f, 1)` made in the frame: `h in (1, h)`, `h in [h]` are **False**, '
+             '`h not in [h]` is **True** (Dynamo compares a rebuilt copy of the partial)',
+         '2.13–2.15',
+         '(`>=2.13`)'),
+    ),
     fixes="`h in (1, h)` / `h in [h]` is False for a functools.partial (or another constant Dynamo rebuilds) "
     "made in the frame (silently wrong, torch 2.13+)",
     upstream="torch/_dynamo/variables/lists.py: BaseListVariable.sq_contains (sq_contains_impl from 2.14); "

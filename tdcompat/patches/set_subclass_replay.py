@@ -96,6 +96,14 @@ def _codegen_update_mutated(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`s.add(v)`, `s.discard(v)`, `s.update(...)`, `s.clear()` on a **`set` subclass** passed in '
+             'are **lost after the compiled call** (the frame itself sees them), and a `set` subclass '
+             'made in the frame **comes back empty**: silently wrong, also without `fullgraph`',
+         '2.9–2.14',
+         '(`>=2.9,<2.15`): the items written back with `set.clear` + `set.update` after the graph, '
+             'as 2.15 does'),
+    ),
     fixes="`s.add(v)` / `s.discard(v)` / `s.update(...)` / `s.clear()` on a `set` subclass passed in are lost "
     "after the compiled call, and a `set` subclass made in the frame comes back empty (silently wrong, "
     "torch 2.9-2.14)",

@@ -81,6 +81,13 @@ def _call_function(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: Attempted to call function marked as skipped` '
+             '(`install_generation_tagging_init.<locals>.patched_init`), e.g. tensordict 0.8–0.14 '
+             '`to_module` on nested `TensorDictParams`',
+         'every release (triggered by tensordict 0.8–0.14)',
+         '(`>=2.5`)'),
+    ),
     fixes="Attempted to call function marked as skipped: install_generation_tagging_init.<locals>.patched_init "
     "(nn.Module.__init__(self) in the compiled region; tensordict 0.8-0.14 to_module on nested TensorDictParams)",
     upstream="torch/_dynamo/variables/functions.py: SkipFunctionVariable.call_function "

@@ -114,6 +114,13 @@ def _call_method(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`del module.x` (`super().__delattr__`) of a missing attribute **does not raise**, or '
+             'raises for a later input that has it; `module.__dict__` / `vars(module)` **still show the '
+             'deleted attribute** later in the frame (2.13, 2.15)',
+         '2.5–2.7, 2.9–2.15 (2.8 breaks on `nn.Module.__delattr__`)',
+         '(`>=2.5,!=2.8.*`)'),
+    ),
     fixes="`del module.x` (`super().__delattr__`) of a missing attribute does not raise, or raises for a later "
     "input; on 2.13+ `module.__dict__`/`vars(module)` still show the deleted attribute (silently wrong)",
     upstream="torch/_dynamo/variables/misc.py: SuperVariable.call_method (object.__delattr__ branch)",

@@ -34,6 +34,12 @@ def _sym_float(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`x * (o.a == 2)` once `o.a` is a dynamic int (the second call with another value): '
+             '`TorchRuntimeError` (`float()` of a `SymBool`), under `fullgraph=False` too',
+         '2.5–2.9',
+         '(`<2.10`)'),
+    ),
     fixes="TorchRuntimeError: float() argument must be a string or a real number, not 'SymBool' "
     "(`x * (n == m)` with a dynamic int; torch <2.10)",
     upstream="torch/__init__.py: SymBool (no __sym_float__ before 2.10)",

@@ -49,6 +49,13 @@ def _call_type(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ("`InternalTorchDynamoError: NameError: name 'SYNTHETIC_LOCAL' is not defined` (`type()` of "
+             'an `nn.Parameter` made in the region, e.g. `TensorDictParams(TensorDict(...))` built in '
+             'the compiled function; no fallback under `fullgraph=False`)',
+         '2.5–2.8',
+         '(`<2.9`)'),
+    ),
     fixes="InternalTorchDynamoError: NameError: name 'SYNTHETIC_LOCAL' is not defined "
     "(type() of an nn.Parameter made in the compiled region, e.g. TensorDictParams(...))",
     upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_type",

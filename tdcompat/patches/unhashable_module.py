@@ -289,6 +289,12 @@ _hashable_init_gate = routed_gate(_hashable_init, key_tracker_gate, _MODULE_TRAC
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`TypeError: unhashable type: ...` (or `Observed exception`) compiling anything that '
+             'touches a class deriving from both `nn.Module` and `Mapping` without `__hash__`',
+         'every release, 2.15 included',
+         '(`>=2.5`)'),
+    ),
     fixes=(
         "TypeError: unhashable type: 'M' (Unsupported: Observed exception on 2.8+) for any use of an "
         "nn.Module that is also a Mapping without __hash__"

@@ -41,6 +41,13 @@ def _build(wrapped, instance, args, kwargs):
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('a `weakref.ref` read from an input (`return h.ref`, a list of weak references written '
+             'back, one live across a graph break) **comes back as its referent**, not the weak '
+             'reference',
+         '2.8–2.15',
+         '(`>=2.8`)'),
+    ),
     fixes="a `weakref.ref` read from an input (or a list of them) is returned, stored or kept across a "
     "graph break as its referent, not the weak reference (silently wrong, torch 2.8+)",
     upstream="torch/_dynamo/variables/misc.py: WeakRefVariable.build (options['source'] is the referent's "

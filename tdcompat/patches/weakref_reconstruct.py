@@ -123,6 +123,12 @@ def _probe() -> bool:
 
 PATCH = Patch(
     name=NAME,
+    symptoms=(
+        ('`Unsupported: reconstruct: WeakRefVariable()` (tensordict 0.7), `ReferenceType.__new__`; a '
+             '`weakref.ref(obj, callback)` made in compiled code comes back without its callback',
+         '2.5–2.6; callback lost on 2.7',
+         '(`<2.8`)'),
+    ),
     fixes="Unsupported: reconstruct: WeakRefVariable() (2.6; tensordict 0.7 _last_op weakref); "
     "unsupported builtin None.ReferenceType.__new__ (2.5); weakref callback silently dropped (2.7)",
     upstream="torch/_dynamo/variables/misc.py: WeakRefVariable.reconstruct "
