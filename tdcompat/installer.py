@@ -235,6 +235,13 @@ def wrapped_methods() -> Dict[str, List[str]]:
     return {method.qualname: [name for name, _ in method.handlers] for method in _METHODS.values()}
 
 
+def is_installed(patch: str) -> bool:
+    """Are handlers of ``patch`` in place now? For a handler whose shortcut is sound only while another
+    patch models what it reads (``delattr-missing`` asks about ``super-delattr``): a question about
+    installed handlers, answered by their owner, below the life cycle."""
+    return any(name == patch for method in _METHODS.values() for name, _ in method.handlers)
+
+
 def unfit_gates() -> List[str]:
     """``"<method>: <patch>"`` for each gate installed as its handler alone, its signature being
     neither Dynamo's method's nor ``(self, *args, **kwargs)`` (or the method not a plain

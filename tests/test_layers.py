@@ -65,3 +65,13 @@ def test_patches_do_not_import_each_other():
         if module.startswith("tdcompat.patches."):
             others = {d for d in deps if d.startswith("tdcompat.patches.")}
             assert not others, f"{module} imports {others}"
+
+
+def test_patches_sit_below_the_life_cycle_and_the_doctor():
+    """A patch may use the shims, the model, the handler protocol and the installer, never the life cycle,
+    the registry's state or the doctor above it (``delattr-missing`` asked ``lifecycle.is_applied``)."""
+    above = {"tdcompat.lifecycle", "tdcompat.registry", "tdcompat.doctor", "tdcompat.config", "tdcompat",
+             "tdcompat.__main__"}
+    for module, deps in _imports().items():
+        if module.startswith("tdcompat.patches."):
+            assert not deps & above, f"{module} imports {deps & above}"

@@ -54,12 +54,12 @@ def _refuse_unchecked_module_deletion(tx, obj, name) -> None:
     ``TensorDictParams`` built in the frame). Where ``super-delattr`` is applied and knows
     whether the attribute is there, it raises or records the deletion; otherwise a graph break."""
     from ..dynamo_api import graph_break, made_in_frame
+    from ..installer import is_installed
     from ..instance_dict import instance_dict_contains
-    from ..lifecycle import is_applied
 
     if not made_in_frame(obj):
         return
-    if is_applied("super-delattr") and instance_dict_contains(tx, obj, name) is not None:
+    if is_installed("super-delattr") and instance_dict_contains(tx, obj, name) is not None:
         return
     graph_break("deletion on a module made in the frame", f"del {obj}.{name}",
                 "Dynamo records the deletion without looking the attribute up (no AttributeError "
