@@ -506,6 +506,13 @@ class TLen(dict):
         return dict.__len__(self) % 2
 
 
+class TBoolList(list):
+    """A list subclass whose own ``__bool__`` is the opposite of a list's (2.5-2.6 trace it as a list)."""
+
+    def __bool__(self):
+        return len(self) != 2
+
+
 def truthy(kind, n):
     """A ``kind`` (one of the classes above) for call ``n``: empty on even calls."""
     items = {"a": n, "b": 2} if kind in (TDict, TODict, TLen) else ("ab" if kind is TStr else [n, 2])
@@ -1323,6 +1330,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("TSet", "truthy(TSet, {n})", ("TSet", "truthy"), family="truth"),
         Kind("TDeque", "truthy(TDeque, {n})", ("TDeque", "truthy"), family="truth"),
         Kind("TLen", "truthy(TLen, {n})", ("TLen", "truthy"), family="truth"),
+        Kind("TBoolList", "truthy(TBoolList, {n})", ("TBoolList", "truthy"), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1332,7 +1340,8 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "dataclass": ("DPlain", "DFrozen", "DChild", "DInit", "DNest"),
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
-                       "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen")}
+                       "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
+                                 "TBoolList")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 
@@ -1363,6 +1372,7 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
+                 "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call
                  "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}

@@ -193,17 +193,39 @@ class PyBool(list):
         return True
 
 
+class FalseList(list):
+    """A list subclass whose truth is not its length (2.5-2.6 trace it as a list: "it only adds methods")."""
+
+    def __bool__(self):
+        return len(self) > 2
+
+
 @pytest.mark.parametrize("cls", (PyLen, PyBool), ids=lambda c: c.__name__)
 def test_python_len_or_bool_is_dynamos(cls):
-    """A class with its own ``__len__``/``__bool__`` is deferred: Dynamo calls the Python method itself."""
+    """A class with its own ``__len__``/``__bool__`` is deferred: Dynamo calls the Python method itself
+    (2.5-2.6 trace a list subclass as a list instead: test_list_subclass_own_bool_breaks_where_it_is_a_list)."""
     found = eager_vs_compiled(_if, _maker(cls), SEQUENCE)
+    if cls is PyBool and TORCH < (2, 7) and applied(NAME):
+        assert isinstance(found, Unsupported), found
+        return
     with without_patch(NAME):
         native = eager_vs_compiled(_if, _maker(cls), SEQUENCE)
     assert type(found) is type(native), (found, native)
-    if cls is PyBool and TORCH < (2, 7):
-        # Dynamo's own: a list subclass is traced as a list there, its __bool__ unread (not this patch's)
-        pytest.xfail(f"wrong without tdcompat too: {native}")
     assert found is None or isinstance(found, Unsupported), found
+
+
+@pytest.mark.parametrize("form", ("if", "not", "or", "two", "unary_not"))
+def test_list_subclass_own_bool_breaks_where_it_is_a_list(form):
+    """2.5-2.6 (``RestrictedListSubclassVariable``) took ``FalseList([1, 2])`` as true, its ``__bool__``
+    unread: silently wrong natively; a graph break with the patch, right or a break elsewhere."""
+    make = _maker(FalseList)
+    found = eager_vs_compiled(FORMS[form], make, SEQUENCE)
+    assert found is None or isinstance(found, Unsupported), found
+    if TORCH < (2, 7):
+        assert isinstance(found, Unsupported) or not applied(NAME), found
+        with without_patch(NAME):
+            native = eager_vs_compiled(FORMS[form], make, SEQUENCE)
+        assert isinstance(native, str), f"expected a wrong result without {NAME}, got {native!r}"
 
 
 def test_loop_without_fullgraph_matches_eager():

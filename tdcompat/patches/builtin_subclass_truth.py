@@ -27,7 +27,9 @@ change would go through a C method it cannot trace); otherwise, and for an objec
 Dynamo's ``len()`` (a graph break where it cannot trace it, never a guess). The jump is
 then taken as ``generic_jump`` takes it for a constant. ``bool(obj)`` (2.8+, where
 ``BuiltinVariable.call_bool`` exists) and ``not obj`` (``call_not_``), which Dynamo refused ("Failed to
-trace builtin operator"), answer the same truth. Deferred: any class with ``__bool__`` (a Python one is
+trace builtin operator"), answer the same truth. A list subclass with its own ``__bool__`` that 2.5-2.6
+trace as a plain list (``RestrictedListSubclassVariable``: it "only adds methods") took the list's truth,
+ignoring ``__bool__`` (silently wrong, natively): a graph break there. Deferred: any class with ``__bool__`` (a Python one is
 called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's answer),
 other trackers.
 """
@@ -76,12 +78,27 @@ def _item_models() -> tuple:
     return tuple(getattr(user_defined, name) for name in names if hasattr(user_defined, name))
 
 
+def _restricted_list_type():
+    """``RestrictedListSubclassVariable`` (2.5-2.6: a list subclass that only adds methods, ``__bool__``
+    among them, traced as a plain list), or None."""
+    from torch._dynamo.variables import lists
+
+    return getattr(lists, "RestrictedListSubclassVariable", None)
+
+
 def _truth(tx, value):
     """``bool(value)`` as CPython computes it, for the objects this patch accepts; None: not one."""
     from torch._dynamo.variables import BuiltinVariable
     from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
 
     value = realize(value)
+    restricted = _restricted_list_type()
+    if restricted is not None and type(value) is restricted:
+        if static_lookup(value.user_cls, "__bool__") is MISSING:
+            return None  # a list's own truth: Dynamo's len(), right
+        effects_begin()
+        graph_break("truth of a list subclass with its own __bool__", f"bool({value.user_cls.__qualname__})",
+                    "this torch takes it as a list and would ignore its __bool__")
     if not isinstance(value, UserDefinedObjectVariable):
         return None
     cls = value.python_type()
@@ -134,7 +151,7 @@ def _gate_for(handler):
         from ..dynamo_api import LAZY_MODULE
 
         kinds = set()
-        todo = [UserDefinedObjectVariable]
+        todo = [UserDefinedObjectVariable, *filter(None, (_restricted_list_type(),))]
         while todo:
             kind = todo.pop()
             kinds.add(kind)
