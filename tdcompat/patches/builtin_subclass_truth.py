@@ -29,8 +29,8 @@ then taken as ``generic_jump`` takes it for a constant. ``bool(obj)`` (2.8+, whe
 ``BuiltinVariable.call_bool`` exists) and ``not obj`` (``call_not_``), which Dynamo refused ("Failed to
 trace builtin operator"), answer the same truth. A list subclass with its own ``__bool__`` that 2.5-2.6
 trace as a plain list (``RestrictedListSubclassVariable``: it "only adds methods") took the list's truth,
-ignoring ``__bool__`` (silently wrong, natively): a graph break there. Deferred: any class with ``__bool__`` (a Python one is
-called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's answer),
+ignoring ``__bool__`` (silently wrong, natively): a graph break there. Deferred: any class with
+``__bool__`` (a Python one is called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's answer),
 other trackers.
 """
 
