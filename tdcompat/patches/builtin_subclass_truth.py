@@ -30,8 +30,8 @@ then taken as ``generic_jump`` takes it for a constant. ``bool(obj)`` (2.8+, whe
 trace builtin operator"), answer the same truth. A list subclass with its own ``__bool__`` that 2.5-2.6
 trace as a plain list (``RestrictedListSubclassVariable``: it "only adds methods") took the list's truth,
 ignoring ``__bool__`` (silently wrong, natively): a graph break there. Deferred: any class with
-``__bool__`` (a Python one is called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__`` (always true, Dynamo's answer),
-other trackers.
+``__bool__`` (a Python one is called by Dynamo itself), a Python ``__len__`` (the same), no ``__len__``
+(always true, Dynamo's answer), other trackers.
 """
 
 from __future__ import annotations
