@@ -216,6 +216,39 @@ def made_object_class_source(tx, cls):
     return None
 
 
+def guard_mapping_keys(source) -> None:
+    """Guard the keys of the mapping at ``source`` (a class's ``__dict__``, a ``mappingproxy``) to stay
+    the ones it has now, in their order.
+
+    2.7+: ``MAPPING_KEYS_CHECK``. 2.5-2.6 have none: a guard of our own, a Python predicate on the object
+    at ``source`` (``GuardManager.add_lambda_guard`` of the C++ guard manager, the default there); with
+    ``TORCHDYNAMO_CPP_GUARD_MANAGER=0`` a graph break instead (the Python guard code has no place for it).
+    """
+    from torch._dynamo.guards import GuardBuilder, install_guard
+
+    check = getattr(GuardBuilder, "MAPPING_KEYS_CHECK", None)
+    if check is not None:
+        install_guard(source.make_guard(check))
+        return
+    from torch._dynamo import config
+    from torch._dynamo.guards import get_verbose_code_parts
+    from torch._guards import Guard
+
+    if not config.enable_cpp_guard_manager:
+        graph_break("mapping keys guard", source.name(), "this torch's Python guard code has no keys guard")
+
+    def create_fn(builder, guard) -> None:
+        keys = tuple(builder.get(guard.name).keys())
+
+        def same_keys(mapping, keys=keys) -> bool:
+            return tuple(mapping.keys()) == keys
+
+        code = f"tuple({guard.name}.keys()) == {keys!r}"
+        builder.get_guard_manager(guard).add_lambda_guard(same_keys, get_verbose_code_parts(code, guard))
+
+    install_guard(Guard(source, create_fn))
+
+
 def guard_class_source(source) -> None:
     """``ID_MATCH`` on a class source from :func:`made_object_class_source`."""
     from torch._dynamo.guards import GuardBuilder, install_guard

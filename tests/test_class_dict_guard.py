@@ -1,10 +1,11 @@
-"""class-dict-guard: key reads of a class's own ``__dict__`` are guarded (torch 2.7-2.11).
+"""class-dict-guard: key reads of a class's own ``__dict__`` are guarded (torch 2.5-2.11).
 
 ``'v' in K.__dict__``, ``K.__dict__.get('v', d)`` and ``K.__dict__['v']`` were answered from the
 class at trace time with no guard: the first call's answer was reused after ``K`` gained or lost
 ``v`` (silently wrong, 2.5-2.11; 2.12 guards the class dict's keys). Each test compiles with
 ``fullgraph=True`` and calls three times, changing the class between calls, comparing with eager;
-without the patch (reverted in-process) the shape is asserted wrong on 2.7-2.11.
+without the patch (reverted in-process) the shape is asserted wrong on 2.5-2.11 (2.5-2.6 guard with a
+predicate of tdcompat's own: no ``MAPPING_KEYS_CHECK`` there).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from conftest import applied, same, without_patch
 
 NAME = "class-dict-guard"
 TORCH = parse_torch_version(torch.__version__).release[:2]
-NEEDED = (2, 7) <= TORCH < (2, 12)
+NEEDED = TORCH < (2, 12)
 
 
 class Base:
@@ -79,12 +80,10 @@ SHAPES = [(own_keys_of_passed, True), (own_keys_of_global, False), (own_keys_of_
 @pytest.mark.parametrize("fn,with_class", SHAPES, ids=[s[0].__name__ for s in SHAPES])
 def test_class_dict_keys_are_guarded(fn, with_class):
     assert applied(NAME) == NEEDED
-    got = _outcome(fn, with_class)
-    # 2.5-2.6 have no guard on a class dict's keys: still wrong there, with and without tdcompat
-    assert got == ("wrong" if TORCH < (2, 7) else "ok"), got
+    assert _outcome(fn, with_class) == "ok"
 
 
-@pytest.mark.skipif(not NEEDED, reason="the patch applies to 2.7-2.11")
+@pytest.mark.skipif(not NEEDED, reason="the patch applies to 2.5-2.11")
 @pytest.mark.parametrize("fn,with_class", SHAPES, ids=[s[0].__name__ for s in SHAPES])
 def test_without_the_patch_it_is_wrong(fn, with_class):
     with without_patch(NAME):

@@ -114,9 +114,8 @@ def class_own_dict_read(x, cls):
 
 CASES = CASES + (
     Case("class_own_dict_key_between_calls", ("class-dict-guard",), class_own_dict_read, _own_keys, vary=_gains_v,
-         unpatched=(Expect("<2.12", WRONG_RESULT),), torch=">=2.7",
-         doc="`'v' in K.__dict__` after K gains its own `v` between calls (2.5-2.6: wrong with and without "
-             "tdcompat, no guard to use there)"),
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="`'v' in K.__dict__` after K gains its own `v` between calls"),
 )
 
 
