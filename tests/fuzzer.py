@@ -515,7 +515,7 @@ class TBoolList(list):
 
 def truthy(kind, n):
     """A ``kind`` (one of the classes above) for call ``n``: empty on even calls."""
-    items = {"a": n, "b": 2} if kind in (TDict, TODict, TLen) else ("ab" if kind is TStr else [n, 2])
+    items = {"a": n, "b": 2} if kind in (TDict, TODict, TLen, dict) else ("ab" if kind is TStr else [n, 2])
     if n % 2 == 0:
         items = type(items)()
     return kind(items)
@@ -1331,6 +1331,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("TDeque", "truthy(TDeque, {n})", ("TDeque", "truthy"), family="truth"),
         Kind("TLen", "truthy(TLen, {n})", ("TLen", "truthy"), family="truth"),
         Kind("TBoolList", "truthy(TBoolList, {n})", ("TBoolList", "truthy"), family="truth"),
+        Kind("PDict", "truthy(dict, {n})", ("truthy",), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1341,7 +1342,7 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
                        "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
-                                 "TBoolList")}
+                                 "TBoolList", "PDict")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 
@@ -1363,16 +1364,19 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
                "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
                "_b = not {o}\nout.append((bool({o}), _b))",
                "out.append(len({o}) if {o} else -1)\n_dd = collections.defaultdict(list, a=len({o}))\n"
-               "_dd['b'].append(1)\nout.append(collections.OrderedDict(_dd))",
+               "_dd['b'].append(1)\nout.append(collections.OrderedDict(_dd))\nout.append(_dd.copy())",
                "out.append([1 for _ in range(2) if {o}])\n_de = collections.defaultdict()\ntry:\n"
                "    _de[1] += 1\nexcept KeyError:\n    _de[1] = 2\nout.append(dict(_de))")
 #: (the last two also build a defaultdict in the frame: keywords, no factory; defaultdict-construction, 2.8-2.9;
-#: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6)
+#: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6; its copy() is returned:
+#: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
+                 # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
+                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy()\n_cp['c'] = 1\nout.append(_cp)"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call
                  "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}

@@ -775,3 +775,43 @@ CASES = CASES + (
          doc="`s.add(v)` on a set subclass passed in is lost after the call, one made in the frame comes back "
              "empty on 2.9-2.14 (2.5-2.8 break on every set-subclass method)"),
 )
+
+
+# -- dict-copy-source / defaultdict-reconstruct: copies and defaultdicts leaving the frame --------------
+
+
+def dict_copy_of_input(x, d):
+    """``d.copy()`` of a dict passed in, changed, returned; the input changed after the copy."""
+    e = d.copy()
+    e["z"] = x.sum()
+    d["w"] = 2
+    return e, list(e), x + len(d)
+
+
+def _dict_input():
+    return torch.randn(3), {"a": 1, "b": 2}
+
+
+def _dict_input_vary(args):
+    args[0].add_(1)
+    args[1]["c"] = 3
+
+
+def defaultdict_returned(x, n):
+    """A defaultdict made in the frame and returned: its type and factory (the case's snapshot sees the type)."""
+    d = collections.defaultdict(list)
+    d["a"].append(n)
+    d[n].append(x.sum())
+    return d, x + 1
+
+
+CASES = CASES + (
+    Case("dict_copy_of_input", ("dict-copy-source",), dict_copy_of_input, _dict_input, vary=_dict_input_vary,
+         unpatched=(Expect("<2.6", WRONG_RESULT),),
+         doc="`d.copy()` of a dict passed in is rebuilt as the input on 2.5 (the copy's changes lost)"),
+    Case("defaultdict_returned", ("defaultdict-reconstruct",), defaultdict_returned, _defaultdict_inputs,
+         vary=_defaultdict_vary, torch="<2.13",
+         unpatched=(Expect("<2.8", WRONG_RESULT),),
+         doc="a defaultdict made in the frame comes back as a plain dict on 2.5-2.7 (2.13+: a graph break, "
+             "Dynamo cannot rebuild it)"),
+)

@@ -1,0 +1,76 @@
+"""``d.copy()`` of a dict passed in comes back as the input itself (torch 2.5).
+
+Symptom: ``e = d.copy(); e["z"] = 1; return e`` where ``d`` is a dict (``OrderedDict``, ``defaultdict``)
+passed in returns ``d``'s items without ``z`` (the copy's changes are lost), and a copy stored anywhere
+or held across a graph break is rebuilt as the input. Silently wrong, also without ``fullgraph``;
+measured on 2.5.1 (2.6 is right).
+
+Root cause: ``ConstDictVariable.call_method("copy")`` (torch/_dynamo/variables/dicts.py) builds the copy
+with ``self.clone(items=..., mutable_local=MutableLocal())``, keeping the input's ``source``: Dynamo then
+rebuilds the copy by loading that source, i.e. the input object, as it was on entry. 2.6 clears the source
+(``source=None``).
+
+What the handler does: for ``copy`` with no argument on a dict tracker that has a source, the copy 2.6
+makes: the same clone without the source, so that it is rebuilt from its own items (a new dict of the
+tracker's type, as ``dict.copy``/``OrderedDict.copy``/``defaultdict.copy`` return). Everything else
+(any other method; a copy of a dict made in the frame, which has no source) goes straight to Dynamo.
+"""
+
+from __future__ import annotations
+
+from ..dynamo_api import new_object_kwargs
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
+
+NAME = "dict-copy-source"
+
+
+@fail_safe(NAME)
+def _copy(wrapped, instance, args, kwargs):
+    """``ConstDictVariable.call_method(tx, "copy", [], {})`` of a dict passed in."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    _tx, name, call_args, call_kwargs = args
+    if name != "copy" or call_args or call_kwargs or getattr(instance, "source", None) is None:
+        return DEFER
+    effects_begin()
+    return instance.clone(items=dict(instance.items), source=None, **new_object_kwargs())
+
+
+@gate(_copy)
+def _call_method_gate(original, handle):
+    """What is installed on ``ConstDictVariable.call_method``: every other method name goes straight to
+    Dynamo after one comparison."""
+
+    def call_method(self, tx, name, args, kwargs):
+        if name != "copy":
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
+
+    return call_method
+
+
+PATCH = Patch(
+    name=NAME,
+    symptoms=(
+        ("`e = d.copy(); e['z'] = 1; return e` of a dict passed in **returns the input's items without `z`** "
+         "(the copy is rebuilt as the input)",
+         "2.5",
+         "(`<2.6`)"),
+    ),
+    fixes="`d.copy()` of a dict passed in is rebuilt as the input after the frame: the copy's changes are lost "
+    "(silently wrong, torch 2.5)",
+    upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method (the copy branch)",
+    mirrors="torch 2.6: the copy is cloned with source=None",
+    torch="<2.6",
+    fixed_upstream="2.6: ConstDictVariable.call_method('copy') clears the source",
+    targets=(
+        Target("torch._dynamo.variables.dicts", "ConstDictVariable", "call_method", _call_method_gate,
+               params=("tx", "name", "args", "kwargs")),
+    ),
+    summary="d.copy() of a dict passed in is a new dict, not the input rebuilt",
+    history=(
+        ("2.5", "`copy()` keeps the input's source: the copy is rebuilt as the input (its changes lost)"),
+        ("2.6+", "right (`source=None`)"),
+    ),
+)
