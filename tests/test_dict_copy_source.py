@@ -12,10 +12,9 @@ import collections
 import pytest
 import torch
 import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
+from torch._dynamo.exc import Unsupported
 
 from tdcompat.versions import parse_torch_version
-
-from torch._dynamo.exc import Unsupported
 
 from conftest import eager_vs_compiled, without_patch
 
