@@ -815,3 +815,25 @@ CASES = CASES + (
          doc="a defaultdict made in the frame comes back as a plain dict on 2.5-2.7 (2.13+: a graph break, "
              "Dynamo cannot rebuild it)"),
 )
+
+
+# -- tuple-subclass-no-args: T() of a tuple subclass ---------------------------------------------------
+
+
+class _Pair(tuple):
+    pass
+
+
+def tuple_subclass_no_args(x, n):
+    """``T()`` made in the frame, returned and read: the empty tuple of that type."""
+    t = _Pair()
+    return x + len(t) + n, t, bool(t)
+
+
+CASES = CASES + (
+    Case("tuple_subclass_no_args", ("tuple-subclass-no-args",), tuple_subclass_no_args, _defaultdict_inputs,
+         vary=_defaultdict_vary, torch=">=2.8",
+         unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^(InternalTorchDynamoError: IndexError|AssertionError)"),),
+         doc="`T()` of a tuple subclass crashes the compile on 2.8-2.13 (IndexError, then AssertionError), also "
+             "without fullgraph (2.5-2.7: a graph break, with and without tdcompat)"),
+)

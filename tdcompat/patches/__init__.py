@@ -36,6 +36,7 @@ _PATCH_MODULES = (
     "defaultdict_as_dict",
     "defaultdict_reconstruct",
     "set_subclass_replay",
+    "tuple_subclass_no_args",
     "dict_key_numeric_eq",
     "dict_key_partial_identity",
     "dict_key_dynamic_float",
