@@ -1376,7 +1376,7 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
-                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy()\n_cp['c'] = 1\nout.append(_cp)"),
+                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call
                  "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}
