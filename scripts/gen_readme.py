@@ -10,6 +10,8 @@ Each part sits between ``<!-- gen_readme: NAME -->`` and ``<!-- /gen_readme -->`
 * ``matrix``: the catalog figures from the records in ``docs/matrix/`` (cases run and failing without
   tdcompat per release; whether every case equals eager with it).
 * ``counts``: how many cases and patches the catalog has.
+* ``fuzz``: the fresh-seed fuzz volume per release, from ``benchmarks/fuzz_ledger.json``
+  (``scripts/fuzz.py --ledger-table``).
 """
 
 import argparse
@@ -85,7 +87,18 @@ def counts() -> str:
     return f"{len(all_cases())} cases for {len(ALL_PATCHES)} patches"
 
 
-PARTS = {"fixes": lambda: "\n" + fixes_table() + "\n", "matrix": matrix_figures, "counts": counts}
+def fuzz_table() -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tdcompat_fuzz_script", os.path.join(ROOT, "scripts", "fuzz.py"))
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    table = fuzz.ledger_table(os.path.join(ROOT, "benchmarks", "fuzz_ledger.json"))
+    return "\n" + "\n".join("  " + line for line in table.strip().splitlines()) + "\n  "
+
+
+PARTS = {"fixes": lambda: "\n" + fixes_table() + "\n", "matrix": matrix_figures, "counts": counts,
+         "fuzz": fuzz_table}
 
 
 def render(text: str) -> str:
