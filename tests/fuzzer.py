@@ -1332,6 +1332,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("TLen", "truthy(TLen, {n})", ("TLen", "truthy"), family="truth"),
         Kind("TBoolList", "truthy(TBoolList, {n})", ("TBoolList", "truthy"), family="truth"),
         Kind("PDict", "truthy(dict, {n})", ("truthy",), family="truth"),
+        Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1342,7 +1343,7 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
                        "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
-                                 "TBoolList", "PDict")}
+                                 "TBoolList", "PDict", "PSet")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 
@@ -1377,6 +1378,7 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
                  "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)"),
+                 "PSet": ("{o}.clear()", "{o}.add(5)", "_cs = {o}.copy(); _cs.add(7); out.append(_cs)"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call
                  "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}

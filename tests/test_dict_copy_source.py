@@ -41,6 +41,18 @@ def copy_of_copy(x, d):
 
 
 SHAPES = {f.__name__: f for f in (copy_changed, input_changed_after, copy_of_copy)}
+
+
+def set_copy(x, s):
+    t = s.copy()
+    t.add(len(s) + 10)
+    s.discard(0)
+    return x + len(t), t, sorted(s)
+
+
+@pytest.mark.parametrize("n", (1, 2))
+def test_set_copy_equals_eager(n):
+    assert eager_vs_compiled(set_copy, lambda n: (torch.arange(3.0) * n, set(range(n + 1))), (n, n + 1)) is None
 KINDS = {"dict": dict, "OrderedDict": collections.OrderedDict,
          "defaultdict": lambda items: collections.defaultdict(list, items)}
 

@@ -1,4 +1,4 @@
-"""``d.copy()`` of a dict passed in comes back as the input itself (torch 2.5).
+"""``d.copy()`` of a dict (or set) passed in comes back as the input itself (torch 2.5).
 
 Symptom: ``e = d.copy(); e["z"] = 1; return e`` where ``d`` is a dict (``OrderedDict``, ``defaultdict``)
 passed in returns ``d``'s items without ``z`` (the copy's changes are lost), and a copy stored anywhere
@@ -10,10 +10,12 @@ with ``self.clone(items=..., mutable_local=MutableLocal())``, keeping the input'
 rebuilds the copy by loading that source, i.e. the input object, as it was on entry. 2.6 clears the source
 (``source=None``).
 
-What the handler does: for ``copy`` with no argument on a dict tracker that has a source, the copy 2.6
-makes: the same clone without the source, so that it is rebuilt from its own items (a new dict of the
-tracker's type, as ``dict.copy``/``OrderedDict.copy``/``defaultdict.copy`` return). Everything else
-(any other method; a copy of a dict made in the frame, which has no source) goes straight to Dynamo.
+What the handler does: for ``copy`` with no argument on exactly a ``dict``, ``OrderedDict``,
+``defaultdict`` or ``set`` tracker that has a source, the copy 2.6 makes: the same clone without the source,
+so that it is rebuilt from its own items (a new container of the tracker's type, as ``dict.copy``,
+``OrderedDict.copy``, ``defaultdict.copy`` and ``set.copy`` return). Everything else (any other method, a
+frozenset, a user mapping's tracker; a copy of a container made in the frame, which has no source) goes
+straight to Dynamo. A ``set`` passed in had the same bug (``s.copy(); t.add(v)`` returned the input).
 """
 
 from __future__ import annotations
@@ -25,6 +27,16 @@ from ..wrappers import DEFER, effects_begin, fail_safe, gate
 NAME = "dict-copy-source"
 
 
+def _copied_types() -> tuple:
+    """The trackers whose ``copy`` is a new container of the same type holding the same items:
+    ``dict``/``OrderedDict`` (``ConstDictVariable``), ``defaultdict`` and ``set`` (``SetVariable``, a dict of
+    its items). Not a frozenset (``copy`` returns the object itself) nor a user mapping tracker
+    (``CustomizedDictVariable``: its class's own constructor would run in CPython)."""
+    from torch._dynamo.variables.dicts import ConstDictVariable, DefaultDictVariable, SetVariable
+
+    return (ConstDictVariable, DefaultDictVariable, SetVariable)
+
+
 @fail_safe(NAME)
 def _copy(wrapped, instance, args, kwargs):
     """``ConstDictVariable.call_method(tx, "copy", [], {})`` of a dict passed in."""
@@ -32,6 +44,8 @@ def _copy(wrapped, instance, args, kwargs):
         return DEFER
     _tx, name, call_args, call_kwargs = args
     if name != "copy" or call_args or call_kwargs or getattr(instance, "source", None) is None:
+        return DEFER
+    if type(instance) not in _copied_types():
         return DEFER
     effects_begin()
     return instance.clone(items=dict(instance.items), source=None, **new_object_kwargs())
@@ -53,8 +67,8 @@ def _call_method_gate(original, handle):
 PATCH = Patch(
     name=NAME,
     symptoms=(
-        ("`e = d.copy(); e['z'] = 1; return e` of a dict passed in **returns the input's items without `z`** "
-         "(the copy is rebuilt as the input)",
+        ("`e = d.copy(); e['z'] = 1; return e` of a dict (or set) passed in **returns the input's items "
+         "without `z`** (the copy is rebuilt as the input)",
          "2.5",
          "(`<2.6`)"),
     ),
