@@ -5,10 +5,11 @@ dropped: silently wrong), ``defaultdict()`` crashes the compile (``InternalTorch
 list index out of range``, also without ``fullgraph``), and ``defaultdict(None)`` /
 ``defaultdict(list, d)`` / ``defaultdict(list, d, k=v)`` are graph breaks. Measured on 2.5.1-2.9.1
 (2.10 is right). 2.5-2.7 rebuild any ``defaultdict`` made in the frame as a plain ``dict`` when it leaves
-the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; silently wrong natively, left
-alone), so building more of them there would turn crashes and breaks into wrong types: there only the
-keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result is already wrong, an empty dict), and
-``defaultdict()`` is a graph break instead of Dynamo's crash (once ``builtin-subclass-truth`` removed an earlier
+the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; ``defaultdict-reconstruct`` adds
+it): with that patch applied every shape is built there too (asked when the call is traced:
+``"reconstruct" in vars(DefaultDictVariable)``); without it building more of them would turn crashes and
+breaks into wrong types, so only the keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result
+is already wrong, an empty dict), and ``defaultdict()`` is a graph break instead of Dynamo's crash (once ``builtin-subclass-truth`` removed an earlier
 break, a frame that ran eagerly from there reached the crash: fuzzer base 617587387756605 on 2.6.0).
 Upstream's ``test_newly_constructed_default_dict_no_default_factory`` and
 ``test_newly_constructed_default_dict_with_dict`` (test_dicts.py) fail on 2.5-2.9 on it.
@@ -121,9 +122,9 @@ PATCH = Patch(
              'silently wrong); `defaultdict()` **crashes the compile** (`InternalTorchDynamoError: '
              'IndexError`, also without `fullgraph`); `defaultdict(None)`, `defaultdict(list, mapping)`: '
              'graph breaks',
-         '2.5–2.9 (2.5–2.7 also return any defaultdict made in the frame as a plain `dict`: not patched)',
-         '(`<2.10`; 2.5–2.7: the keyword shape only, and `defaultdict()` a graph break instead of '
-             'the crash)'),
+         '2.5–2.9',
+         '(`<2.10`; 2.5–2.7 with `defaultdict-reconstruct`, else the keyword shape only and `defaultdict()` '
+             'a graph break instead of the crash)'),
     ),
     fixes="`defaultdict(list, a=1)` built in the frame is empty (silently wrong); `defaultdict()` crashes the "
     "compile (`InternalTorchDynamoError: IndexError`, also without fullgraph); `defaultdict(None)`, "
@@ -143,8 +144,9 @@ PATCH = Patch(
               "torch._dynamo.variables.dicts:DefaultDictVariable.is_supported_arg"),
     summary="defaultdict() / defaultdict(None) / defaultdict(f, mapping, **kw) built in the frame as CPython does",
     history=(
-        ("2.5-2.7", "as 2.8-2.9, and a defaultdict made in the frame leaves it as a plain dict (native, left "
-         "alone: no DefaultDictVariable.reconstruct there); patched: the keyword shape only"),
+        ("2.5-2.7", "as 2.8-2.9, and a defaultdict made in the frame leaves it as a plain dict (no "
+         "DefaultDictVariable.reconstruct there: `defaultdict-reconstruct`); patched: every shape with "
+         "`defaultdict-reconstruct`, the keyword shape only without it"),
         ("2.8-2.9", "`defaultdict(f, a=1)` silently empty; `defaultdict()` crashes (IndexError); `None` or a "
          "mapping argument: a graph break"),
         ("2.10+", "right"),
