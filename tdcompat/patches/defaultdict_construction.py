@@ -9,8 +9,9 @@ the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; ``de
 it): with that patch applied every shape is built there too (asked when the call is traced:
 ``"reconstruct" in vars(DefaultDictVariable)``); without it building more of them would turn crashes and
 breaks into wrong types, so only the keyword shape ``defaultdict(f, a=x)`` is built (Dynamo's own result
-is already wrong, an empty dict), and ``defaultdict()`` is a graph break instead of Dynamo's crash (once ``builtin-subclass-truth`` removed an earlier
-break, a frame that ran eagerly from there reached the crash: fuzzer base 617587387756605 on 2.6.0).
+is already wrong, an empty dict), and ``defaultdict()`` is a graph break instead of Dynamo's crash (once
+``builtin-subclass-truth`` removed an earlier break, a frame that ran eagerly from there reached the crash:
+fuzzer base 617587387756605 on 2.6.0).
 Upstream's ``test_newly_constructed_default_dict_no_default_factory`` and
 ``test_newly_constructed_default_dict_with_dict`` (test_dicts.py) fail on 2.5-2.9 on it.
 
