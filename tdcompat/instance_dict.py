@@ -553,3 +553,46 @@ def instance_dict_item(tx, obj, name: str):
     item_source = getattr(sources, "DictGetItemSource", sources.GetItemSource)  # 2.8 insists on the former
     return VariableBuilder(tx, item_source(sources.AttrSource(source, "__dict__"), name))(
         object.__getattribute__(obj.value, "__dict__")[name])
+
+
+def replayable_non_str_key(item, key) -> bool:
+    """Is an instance-dict write of ``key`` (not a ``str``) into ``item`` replayed as CPython writes it?
+    Only from 2.13 (``SideEffects.store_instance_dict_attr``: the replay is a plain ``d[k] = v`` on the real
+    ``__dict__``, ``object_setattr_ignore_descriptor``), for a plain user object made in the frame (no
+    source: no ``AttrSource(obj, key)`` is built, nothing to guard), with a key whose hash and ``==`` are
+    pure functions of its value and that the replay can load as ``ConstantVariable(key)``: ``int``,
+    ``bool``, non-NaN ``float``, ``bytes``, ``None`` (2.14 also takes tuples of them; 2.13 does not)."""
+    from torch._dynamo.side_effects import SideEffects
+    from torch._dynamo.variables import UserDefinedObjectVariable
+
+    if not hasattr(SideEffects, "store_instance_dict_attr"):
+        return False
+    if type(item) is not UserDefinedObjectVariable or getattr(item, "source", None) is not None:
+        return False
+    if not made_in_frame(item):
+        return False
+    return _pure_constant(key, tuples=_replay_loads_tuples())
+
+
+def _pure_constant(key, tuples: bool) -> bool:
+    import math
+
+    if key is None or type(key) in (int, bool, bytes):
+        return True
+    if type(key) is float:
+        return not math.isnan(key)
+    if tuples and type(key) is tuple:
+        return all(_pure_constant(k, tuples) for k in key)
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _replay_loads_tuples() -> bool:
+    """2.14 on: ``ConstantVariable(...)`` takes a tuple (2.13 asserts)."""
+    from torch._dynamo.variables import ConstantVariable
+
+    try:
+        ConstantVariable((1, 2))
+    except Exception:  # noqa: BLE001
+        return False
+    return True

@@ -455,6 +455,21 @@ def iored(d, b):
     return d
 
 
+class SKey(str):
+    """A ``str`` subclass used as an instance-dict key (non-str-attr-store breaks its store)."""
+
+
+def nonstr(o, k):
+    """Write, read, count and delete a key of ``o.__dict__`` that is not a ``str`` (non-str-attr-store,
+    dunder-dict-non-str-key): the instance dict takes any hashable key through the mapping API. The key
+    is gone again afterwards, so the program's other ``__dict__`` reads see only names."""
+    d = o.__dict__
+    d[k] = "n"
+    out = ([_k for _k in d][-1] == k, d[k], k in d, len(d), d.get(k))
+    del d[k]
+    return out
+
+
 def refused(d):
     """dict methods called with counts CPython refuses: the exceptions' type names (dict-method-arity)."""
     out = []
@@ -467,7 +482,7 @@ def refused(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "refused")
+           "refused", "SKey", "nonstr")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1492,7 +1507,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "ored(dict({o}.__dict__), 1)", "ored(dict(vars({o})), 'ab')", "iored(dict({o}.__dict__), None)",
             "ored({{'z': {o}}}, (1, 2))",
             # dict methods with argument counts CPython refuses (dict-method-arity, 2.7-2.8)
-            "refused(dict({o}.__dict__))", "refused(SubD(a={o}))")
+            "refused(dict({o}.__dict__))", "refused(SubD(a={o}))",
+            # keys that are not a str (non-str-attr-store on every release; dunder-dict-non-str-key, 2.13)
+            "nonstr({o}, 1)", "nonstr({o}, 2.5)", "nonstr({o}, (3, 4))", "nonstr({o}, None)",
+            "nonstr({o}, SKey('k'))", "nonstr({o}, True)")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -911,3 +911,32 @@ CASES = CASES + (
          unpatched=(Expect(">=2.12", WRONG_RESULT),),
          doc="return o.__dict__.values() of an object made in the frame"),
 )
+
+
+class _Plain:
+    """A plain object: its instance dict takes keys that are not a ``str`` through the mapping API."""
+
+
+def made_dict_non_str_keys(x):
+    """``o.__dict__[1] = v``, a float key through ``vars(o)``, an attribute after them, ``del`` and ``pop`` of
+    non-str keys, on an object made in the frame (upstream's ``test_dunder_dict_non_str_key_*``): the keys keep
+    CPython's order, ``1``/``True`` are one entry."""
+    f = _Plain()
+    f.__dict__[1] = x
+    d = vars(f)
+    d[2.5] = x * 2
+    f.a = x + 1
+    d[True] = d[1] + 1
+    got = (d[1], d[2.5], 2.5 in d, len(d), list(d))
+    del d[2.5]
+    v = f.__dict__.pop(1)
+    f.__dict__[None] = v
+    return got, dict(f.__dict__), list(f.__dict__), f
+
+
+CASES = CASES + (
+    Case("dunder_dict_non_str_keys", ("dunder-dict-non-str-key",), made_dict_non_str_keys, _x, torch=">=2.13",
+         unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^AssertionError: Expected str key"),),
+         doc="o.__dict__[1] = v, vars(o)[2.5] = v, del/pop of non-str keys on an object made in the frame "
+             "(2.13 crashed with AssertionError, also without fullgraph; 2.5-2.12: a graph break with tdcompat)"),
+)

@@ -14,6 +14,8 @@ _PATCH_MODULES = (
     "dunder_dict_guards",
     "dunder_dict_replay",
     "dunder_dict_order",
+    "dunder_dict_non_str_key",
+    "non_str_attr_store",
     "instance_dict_vars",
     "dunder_dict_type",
     "input_context_manager",

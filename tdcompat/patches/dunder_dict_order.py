@@ -89,7 +89,8 @@ def _refuse_slots(proxy, keys) -> None:
     cls = type(getattr(proxy.item, "value", None))
     own = proxy.item_dict
     for key in keys:
-        if key not in own and isinstance(inspect.getattr_static(cls, key, None), types.MemberDescriptorType):
+        if key not in own and isinstance(key, str) and isinstance(inspect.getattr_static(cls, key, None),
+                                                                  types.MemberDescriptorType):
             graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
                         f"{key!r} is a slot of {cls.__name__}: a store to it and a write to __dict__ look alike here")
 

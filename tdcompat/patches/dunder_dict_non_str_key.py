@@ -1,0 +1,108 @@
+"""``o.__dict__[1] = v`` (a key that is not a ``str``) of an object made in the frame, as 2.14 (torch 2.13).
+
+Symptom: ``f.__dict__[1] = 1``, ``d = vars(f); d[2.5] = v``, ``f.__dict__.update({(3, 4): v})`` in compiled
+code: ``AssertionError`` (2.12: bare; 2.13: ``Expected str key, got <class 'int'>``), also without
+``fullgraph``: the user's program stops. CPython's instance dict takes any hashable key through the
+mapping API (only ``setattr`` wants a ``str``). Measured on 2.12.1 and 2.13.0 (upstream's
+``DunderDictVariableTests::test_dunder_dict_non_str_key_setitem`` / ``_roundtrip``); 2.14 takes them.
+
+Root cause: ``SideEffectsProxyDict.__setitem__`` (torch/_dynamo/variables/dicts.py, the storage of
+``DunderDictVariable``) asserts a ``str`` key, because every entry is recorded as an attribute store
+(``SideEffects.store_attr``), which also names the attribute in a source (``AttrSource(obj, name)``, which
+fails on a non-str name) and, on 2.12, is replayed as ``STORE_ATTR``.
+
+What the handlers accept (``__setitem__`` and ``__delitem__`` of the proxy), where the key is not a
+``str`` (``instance_dict.replayable_non_str_key``): a plain user object made in the frame (exact
+``UserDefinedObjectVariable``, no source: no ``AttrSource`` is built, nothing to guard) and a key whose
+hash and ``==`` are pure functions of its value (``int``, ``bool``, non-NaN ``float``, ``bytes``,
+``None``; not a tuple, which 2.13's replay cannot load as ``ConstantVariable``). Recorded as 2.14 records
+it, an instance-dict store (``SideEffects.store_instance_dict_attr``), replayed by
+``object_setattr_ignore_descriptor``/``object_delattr_ignore_descriptor``: a plain ``d[k] = v`` /
+``del d[k]`` on the real ``__dict__``. The record is a Python dict keyed like CPython's instance dict, so
+``1``/``True``/``1.0`` share one entry as there, and the replay writes the same keys in the same order.
+Everything else defers (``str`` keys to Dynamo's own path; other keys, objects passed in:
+``non-str-attr-store`` graph-breaks them).
+"""
+
+from __future__ import annotations
+
+from ..instance_dict import replayable_non_str_key
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "dunder-dict-non-str-key"
+
+
+_NO_VALUE = object()
+
+
+def _key(proxy, key_vt):
+    try:
+        return proxy._maybe_unwrap_key(key_vt)
+    except NotImplementedError:  # no value at trace time: non-str-attr-store breaks there
+        return _NO_VALUE
+
+
+@fail_safe(NAME)
+def _setitem(wrapped, instance, args, kwargs):
+    """``SideEffectsProxyDict.__setitem__(key, value)``."""
+    if len(args) != 2 or kwargs:
+        return DEFER
+    name = _key(instance, args[0])
+    if type(name) is str or name is _NO_VALUE or not replayable_non_str_key(instance.item, name):
+        return DEFER
+    effects_begin()
+    instance.side_effects.store_instance_dict_attr(instance.item, name, args[1])
+    return None
+
+
+@fail_safe(NAME)
+def _delitem(wrapped, instance, args, kwargs):
+    """``SideEffectsProxyDict.__delitem__(key)``."""
+    if len(args) != 1 or kwargs:
+        return DEFER
+    name = _key(instance, args[0])
+    if type(name) is str or name is _NO_VALUE or not replayable_non_str_key(instance.item, name):
+        return DEFER
+    from torch._dynamo.variables import DeletedVariable
+
+    effects_begin()
+    instance.side_effects.store_instance_dict_attr(instance.item, name, DeletedVariable())
+    return None
+
+
+PATCH = Patch(
+    name=NAME,
+    symptoms=(
+        ("`o.__dict__[1] = v` / `vars(o)[2.5] = v` (a key that is not a `str`): **the compile crashes** "
+         "(`AssertionError`), also without `fullgraph`",
+         "2.13",
+         "(`>=2.13,<2.14`: an object made in the frame; elsewhere `non-str-attr-store` breaks)"),
+    ),
+    fixes="`o.__dict__[1] = v` (a non-str key) of an object made in the frame crashes the compile with "
+    "AssertionError, also without fullgraph (torch 2.13)",
+    upstream="torch/_dynamo/variables/dicts.py: SideEffectsProxyDict.__setitem__, SideEffectsProxyDict.__delitem__",
+    mirrors="torch 2.14: SideEffectsProxyDict.__setitem__ records any constant key as an instance-dict store "
+    "(upstream test_dicts.py DunderDictVariableTests::test_dunder_dict_non_str_key_setitem/_roundtrip)",
+    torch=">=2.13,<2.14",
+    fixed_upstream="2.14: non-str keys recorded as instance-dict stores",
+    targets=(
+        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__setitem__", _setitem,
+               params=("key", "value")),
+        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__delitem__", _delitem,
+               params=("key",)),
+    ),
+    requires=(
+        "torch._dynamo.variables.dicts:SideEffectsProxyDict._maybe_unwrap_key",
+        "torch._dynamo.side_effects:SideEffects.store_instance_dict_attr",
+        "torch._dynamo.variables:UserDefinedObjectVariable",
+        "torch._dynamo.variables:DeletedVariable",
+    ),
+    summary="a non-str key written into o.__dict__ of an object made in the frame is recorded as 2.14 records it",
+    history=(
+        ("2.5-2.12", "not this gap: no instance-dict store kind whose replay writes a non-str key "
+         "(`non-str-attr-store` turns the crash into a graph break there)"),
+        ("2.13", "`AssertionError: Expected str key, got <class 'int'>`, also without fullgraph"),
+        ("2.14+", "right"),
+    ),
+)
