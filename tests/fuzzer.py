@@ -470,6 +470,31 @@ def nonstr(o, k):
     return out
 
 
+def target_fn():
+    """A global function whose ``__dict__`` the ``fnwrite`` form writes (function-dict-write, 2.12+)."""
+    return 1
+
+
+def fnwrite(k, v):
+    """Write, test and delete a key of an existing function's ``__dict__`` (a crash on 2.12+ natively)."""
+    target_fn.__dict__[k] = v
+    out = (k in target_fn.__dict__, len(target_fn.__dict__))
+    del target_fn.__dict__[k]
+    return out
+
+
+def wrapped_attrs(o):
+    """``functools.wraps`` on a function made in the frame, then its ``__dict__`` listed and read: the names
+    set through the function's descriptors are no keys (dunder-dict-order, 2.12+; vars-untraced-owner,
+    2.9-2.11)."""
+    @functools.wraps(target_fn)
+    def wrapper(y):
+        return y
+
+    wrapper.k = o
+    return sorted(vars(wrapper)), wrapper.__name__, "__name__" in wrapper.__dict__, wrapper.__dict__.get("k") is o
+
+
 def refused(d):
     """dict methods called with counts CPython refuses: the exceptions' type names (dict-method-arity)."""
     out = []
@@ -482,7 +507,7 @@ def refused(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "refused", "SKey", "nonstr")
+           "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1508,9 +1533,12 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "ored({{'z': {o}}}, (1, 2))",
             # dict methods with argument counts CPython refuses (dict-method-arity, 2.7-2.8)
             "refused(dict({o}.__dict__))", "refused(SubD(a={o}))",
-            # keys that are not a str (non-str-attr-store on every release; dunder-dict-non-str-key, 2.13)
+            # keys that are not a str (non-str-attr-store, 2.7 on; dunder-dict-non-str-key, 2.13)
             "nonstr({o}, 1)", "nonstr({o}, 2.5)", "nonstr({o}, (3, 4))", "nonstr({o}, None)",
-            "nonstr({o}, SKey('k'))", "nonstr({o}, True)")
+            "nonstr({o}, SKey('k'))", "nonstr({o}, True)",
+            # a function's __dict__: an existing one written (function-dict-write, 2.12+), one made in the frame
+            # after functools.wraps listed (dunder-dict-order, 2.12+; vars-untraced-owner, 2.9-2.11)
+            "fnwrite('t', 1)", "fnwrite('__name__', 's')", "wrapped_attrs({o})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -20,7 +20,7 @@ from tdcompat.versions import parse_torch_version
 from conftest import eager_vs_compiled, without_patch
 
 NAME = "dunder-dict-non-str-key"  # records an object made in the frame's non-str keys (2.13)
-BREAK = "non-str-attr-store"  # graph-breaks the stores Dynamo's replay cannot write (every release)
+BREAK = "non-str-attr-store"  # graph-breaks the stores Dynamo's replay cannot write (2.7 on)
 TORCH = parse_torch_version(torch.__version__).release[:2]
 RIGHT = TORCH >= (2, 13)  # recorded for an object made in the frame from 2.13 (2.14 natively)
 # where the unpatched compile crashes (fullgraph or not): made in the frame 2.7-2.13 (fullgraph: 2.12-2.13),
@@ -165,8 +165,8 @@ def _crash(fn, make, fullgraph):
 @pytest.mark.parametrize("fullgraph", [False, True])
 @pytest.mark.parametrize("shape", sorted(CRASHES))
 def test_without_the_patch_the_compile_crashes(shape, fullgraph):
-    """Where ``non-str-attr-store`` applies (every release), the unpatched compile of these shapes crashes on
-    the releases listed in ``CRASHES`` (an exception that is not a graph break); with it: none."""
+    """The unpatched compile of these shapes crashes on the releases listed in ``CRASHES`` (an exception that
+    is not a graph break; ``non-str-attr-store`` applies from 2.7, 2.5-2.6 break cleanly); with it: none."""
     fn = {**MADE, **REFUSED}[shape]
     make = _make_input if shape == "input_setitem" else _make
     crashes = CRASHES[shape][fullgraph]

@@ -16,6 +16,8 @@ _PATCH_MODULES = (
     "dunder_dict_order",
     "dunder_dict_non_str_key",
     "non_str_attr_store",
+    "function_dict_write",
+    "vars_untraced_owner",
     "instance_dict_vars",
     "dunder_dict_type",
     "input_context_manager",

@@ -95,11 +95,51 @@ def _refuse_slots(proxy, keys) -> None:
                         f"{key!r} is a slot of {cls.__name__}: a store to it and a write to __dict__ look alike here")
 
 
+@functools.lru_cache(maxsize=None)
+def _function_slots() -> frozenset:
+    """The names a function stores through its type's data descriptors (``__name__``, ``__qualname__``,
+    ``__doc__``, ``__module__``, ``__annotations__``, ``__defaults__``, ...), never in its ``__dict__``."""
+    import types
+
+    return frozenset(k for k, v in vars(types.FunctionType).items() if hasattr(type(v), "__set__"))
+
+
+def _is_function(item) -> bool:
+    import types
+
+    try:
+        return item.python_type() is types.FunctionType
+    except Exception:  # noqa: BLE001 - a tracker with no type: not a function
+        return False
+
+
+def _refuse_function_slots(proxy, keys) -> None:
+    """A function's record lists ``f.__name__ = v`` (through the descriptor, not into ``__dict__``) and
+    ``f.__dict__["__name__"] = v`` (a key) alike (both ``INSTANCE_DICT`` on 2.13+), so a listed key that is a
+    function slot is a guess: ``functools.wraps`` put ``__name__``, ``__qualname__``, ``__doc__``,
+    ``__module__``, ``__annotations__`` into ``vars(wrapper)`` (silently wrong natively, 2.12.1-2.15.0)."""
+    slots = _function_slots().intersection(keys)
+    if slots and _is_function(proxy.item):
+        graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
+                    f"{sorted(slots)} stored on a function: through its type's descriptors or into its __dict__, "
+                    "Dynamo's record does not tell")
+
+
+def _refuse_function_slot_key(proxy, key) -> None:
+    """:func:`_refuse_function_slots` for one key read or tested (``f.__dict__["__name__"]``, ``in``)."""
+    if key in _function_slots() and _is_function(proxy.item) and key in pending_stores(proxy.side_effects,
+                                                                                         proxy.item):
+        graph_break("__dict__ read", f"{proxy.item}.__dict__[{key!r}]",
+                    "stored on a function: through its type's descriptor or into its __dict__, Dynamo's record "
+                    "does not tell")
+
+
 def _listable_keys(proxy):
     """:func:`_keys_now`, or a graph break where that order is a guess: a stored slot name (2.12),
-    a key deleted and stored again whose place Dynamo's record does not show."""
+    a key deleted and stored again whose place Dynamo's record does not show, a function slot."""
     keys = _keys_now(proxy)
     _refuse_slots(proxy, keys)
+    _refuse_function_slots(proxy, keys)
     if set(keys) & deleted_attr_names(proxy.item):
         graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
                     "a key deleted and stored again in the frame moves to the end in CPython, "
@@ -144,6 +184,21 @@ def _guard_input_keys(proxy) -> None:
     if tx is None:
         return
     guard_dict_keys_in_order(tx, AttrSource(source, "__dict__"))
+
+
+@fail_safe(NAME)
+def _key_read(wrapped, instance, args, kwargs):
+    """``SideEffectsProxyDict.__getitem__(key)`` / ``__contains__(key)``: a function slot name the frame
+    stored graph-breaks (:func:`_refuse_function_slot_key`); everything else is Dynamo's."""
+    if len(args) != 1 or kwargs:
+        return DEFER
+    try:
+        key = instance._maybe_unwrap_key(args[0])
+    except NotImplementedError:
+        return DEFER
+    if type(key) is str:
+        _refuse_function_slot_key(instance, key)
+    return DEFER
 
 
 @fail_safe(NAME)
@@ -408,6 +463,11 @@ def _min_max_take_key() -> bool:
 PATCH = Patch(
     name=NAME,
     symptoms=(
+        ('`vars(f)` / `list(f.__dict__)` of a function made in the frame after `functools.wraps` (or '
+             '`f.__name__ = ...`) **lists `__name__`, `__qualname__`, `__doc__`, `__module__`** as keys '
+             '(tdcompat: a graph break)',
+         '2.12–2.15',
+         '(`>=2.12`)'),
         ('`list(o.__dict__)` / `list(vars(o))` after `o.z = v` in the same frame **put the new key '
              'first**; a key added while iterating `o.__dict__` **raises no `RuntimeError`**; a key '
              'deleted and set again **keeps its old place**',
@@ -428,6 +488,9 @@ PATCH = Patch(
     torch=">=2.12",
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__iter__", _iter),
+        # a function's `__name__`/`__doc__`/... stores are recorded like `__dict__` keys (functools.wraps)
+        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__getitem__", _key_read, params=("key",)),
+        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__contains__", _key_read, params=("key",)),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),

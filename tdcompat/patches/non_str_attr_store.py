@@ -1,4 +1,4 @@
-"""An attribute store recorded under a name that is not a ``str`` crashes the compile (every release).
+"""An attribute store recorded under a name that is not a ``str`` crashes the compile (torch 2.7 on).
 
 Symptom: ``o.__dict__[1] = v`` (``vars(o)[2.5] = v``, a ``str`` subclass key, ...) in compiled code:
 ``InternalTorchDynamoError: TypeError: name tuples must contain only strings`` (2.7-2.11, without
@@ -102,7 +102,7 @@ PATCH = Patch(
          "(`name tuples must contain only strings`, `AssertionError`, `argument of type 'int' is not "
          "iterable`), without `fullgraph` too (tdcompat: a graph break, where eager writes it)",
          "2.7–2.15",
-         "(all releases)"),
+         "(`>=2.7`)"),
     ),
     fixes="`o.__dict__[1] = v` (a non-str key) crashes the compile (TypeError / AssertionError), also "
     "without fullgraph (torch 2.7-2.15)",
@@ -110,7 +110,7 @@ PATCH = Patch(
     "SideEffectsProxyDict.__setitem__/__delitem__ (2.12-2.13)",
     mirrors="none upstream for inputs and str subclasses; 2.14 records other constant keys of an object made "
     "in the frame (upstream test_dicts.py DunderDictVariableTests::test_dunder_dict_non_str_key_*)",
-    torch=">=2.5",
+    torch=">=2.7",
     targets=(
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", _store_attr_gate,
                params=("item", "name", "value")),
@@ -122,7 +122,8 @@ PATCH = Patch(
     summary="a store under a non-str attribute name graph-breaks where Dynamo's replay cannot write it",
     proven_by="tests/test_dunder_dict_non_str_key.py::test_without_the_patch_the_compile_crashes",
     history=(
-        ("2.5-2.6", "a clean graph break (`__setitem__` on `o.__dict__` is not traced)"),
+        ("2.5-2.6", "not this gap: a clean graph break (`__setitem__` on `o.__dict__` is not traced; tdcompat's "
+         "`instance-dict-writes` takes str keys only)"),
         ("2.7-2.11", "recorded as an attribute store, replayed as `STORE_ATTR`: `InternalTorchDynamoError: "
          "TypeError: name tuples must contain only strings` (without fullgraph; with it a later break)"),
         ("2.12-2.13", "`SideEffectsProxyDict.__setitem__` asserts a str key: `AssertionError`, also without "
