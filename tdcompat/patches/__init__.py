@@ -18,6 +18,7 @@ _PATCH_MODULES = (
     "non_str_attr_store",
     "function_dict_write",
     "vars_untraced_owner",
+    "skipped_descriptor_call",
     "instance_dict_vars",
     "dunder_dict_type",
     "input_context_manager",
