@@ -243,10 +243,12 @@ def lint(session: nox.Session) -> None:
 
     A small environment of its own with the versions pinned in pyproject.toml's ``[dependency-groups] lint``
     (no torch: mypy sees torch, wrapt and tensordict as untyped). ``nox -s lint -- --fix`` passes options to ruff.
+    The changelog fragments in changelog.d/ must render (towncrier, pinned there too).
     """
     session.install(*nox.project.dependency_groups(nox.project.load_toml(HERE / "pyproject.toml"), "lint"))
     session.run("ruff", "check", *session.posargs)
     session.run("mypy")
+    session.run("towncrier", "build", "--draft", "--version", "unreleased", silent=True)  # fragments render
 
 
 # ---- end lint -----------------------------------------------------------------------------------------------------

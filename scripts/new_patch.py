@@ -1,4 +1,4 @@
-"""Stamp out a new patch: module, registry entry, catalog case stub, test, upstream-kit stub, CHANGELOG line.
+"""Stamp out a new patch: module, registry entry, catalog case stub, test, upstream-kit stub, changelog fragment.
 
     python scripts/new_patch.py dict-foo-bar --target torch._dynamo.variables.dicts:ConstDictVariable.call_method \
         --torch "<2.12" --family dict [--open]
@@ -25,7 +25,7 @@ Stamped {name}. Next (CONTRIBUTING.md, "Adding a patch, step by step"):
   2. fill in the TODOs of {module_file} (docstring: what it accepts and why that is sound) and {test_file}
   3. record: python scripts/matrix_run.py --out docs/matrix/<torch>.json --case {case}   (each release)
   4. fuzz: grammar in tests/fuzzer.py that reaches every handler (tests/test_fuzz_coverage.py)
-  5. docs: python scripts/gen_readme.py && python scripts/gen_compatibility.py; CHANGELOG.md line
+  5. docs: python scripts/gen_readme.py && python scripts/gen_compatibility.py; changelog.d/NAME.added.md fragment
   6. duplicates --change; commit"""
 
 
@@ -57,15 +57,14 @@ def _register(root: str, module: str) -> None:
 
 
 def _changelog(root: str, name: str, torch_range: str) -> None:
-    path = os.path.join(root, "CHANGELOG.md")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    head = "## [Unreleased]\n\n### Added\n"
-    if head not in text:
-        raise SystemExit("CHANGELOG.md has no '## [Unreleased]' / '### Added' section to add to")
-    line = f"- Patch `{name}` (torch `{torch_range}`): TODO what users saw, measured on which releases.\n"
+    """A changelog fragment, ``changelog.d/<name>.added.md`` (compiled into CHANGELOG.md at release by towncrier)."""
+    directory = os.path.join(root, "changelog.d")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{name}.added.md")
+    if os.path.exists(path):
+        raise SystemExit(f"{path} exists already")
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text.replace(head, head + line, 1))
+        fh.write(f"Patch `{name}` (torch `{torch_range}`): TODO what users saw, measured on which releases.\n")
 
 
 def main(argv=None, root: str = ROOT) -> int:

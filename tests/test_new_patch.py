@@ -40,7 +40,8 @@ def test_stamped_patch_is_registered_and_importable(tree, capsys):
     for path in ("tdcompat/patches/dict_foo_bar.py", "tests/test_dict_foo_bar.py", "docs/upstream/dict-foo-bar/PR.md"):
         assert (tree / path).exists(), path
     compile((tree / "tests" / "test_dict_foo_bar.py").read_text(), "test_dict_foo_bar.py", "exec")
-    assert "- Patch `dict-foo-bar` (torch `<2.12`)" in (tree / "CHANGELOG.md").read_text()
+    fragment = (tree / "changelog.d" / "dict-foo-bar.added.md").read_text()
+    assert fragment.startswith("Patch `dict-foo-bar` (torch `<2.12`)"), fragment
     probe = (
         "from tdcompat.patches import ALL_PATCHES\n"
         "from tdcompat.cases.catalog import cases_for\n"
