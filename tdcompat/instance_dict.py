@@ -559,9 +559,11 @@ def replayable_non_str_key(item, key) -> bool:
     """Is an instance-dict write of ``key`` (not a ``str``) into ``item`` replayed as CPython writes it?
     Only from 2.13 (``SideEffects.store_instance_dict_attr``: the replay is a plain ``d[k] = v`` on the real
     ``__dict__``, ``object_setattr_ignore_descriptor``), for a plain user object made in the frame (no
-    source: no ``AttrSource(obj, key)`` is built, nothing to guard), with a key whose hash and ``==`` are
-    pure functions of its value and that the replay can load as ``ConstantVariable(key)``: ``int``,
-    ``bool``, non-NaN ``float``, ``bytes``, ``None`` (2.14 also takes tuples of them; 2.13 does not)."""
+    source: no ``AttrSource(obj, key)`` is built, nothing to guard), with a key the replay loads: on 2.13
+    (whose ``SideEffectsProxyDict.__setitem__`` asserts a ``str``; ``dunder-dict-non-str-key`` records these)
+    an ``int``, ``bool``, non-NaN ``float``, ``bytes`` or ``None`` (a tuple crashes its replay; a NaN's lookup
+    is by identity); from 2.14, which takes non-str keys itself, those, NaN, ``complex`` and tuples of them
+    (measured right on 2.14.1 and 2.15.0). Never a ``str`` subclass (its replay crashes on every release)."""
     from torch._dynamo.side_effects import SideEffects
     from torch._dynamo.variables import UserDefinedObjectVariable
 
@@ -571,28 +573,37 @@ def replayable_non_str_key(item, key) -> bool:
         return False
     if not made_in_frame(item):
         return False
-    return _pure_constant(key, tuples=_replay_loads_tuples())
+    native = not proxy_asserts_str_key()
+    return _constant_key(key, native)
 
 
-def _pure_constant(key, tuples: bool) -> bool:
+def _constant_key(key, native: bool) -> bool:
     import math
 
     if key is None or type(key) in (int, bool, bytes):
         return True
     if type(key) is float:
-        return not math.isnan(key)
-    if tuples and type(key) is tuple:
-        return all(_pure_constant(k, tuples) for k in key)
+        return native or not math.isnan(key)
+    if native and type(key) is complex:
+        return True
+    if native and type(key) is tuple:
+        return all(_constant_key(k, native) for k in key)
     return False
 
 
 @functools.lru_cache(maxsize=None)
-def _replay_loads_tuples() -> bool:
-    """2.14 on: ``ConstantVariable(...)`` takes a tuple (2.13 asserts)."""
-    from torch._dynamo.variables import ConstantVariable
+def proxy_asserts_str_key() -> bool:
+    """Does ``SideEffectsProxyDict.__setitem__`` (2.12+) assert a ``str`` key? 2.12-2.13 do; 2.14 records
+    any constant key. False where there is no proxy (before 2.12)."""
+    import inspect
 
-    try:
-        ConstantVariable((1, 2))
-    except Exception:  # noqa: BLE001
+    from torch._dynamo.variables import dicts
+
+    proxy = getattr(dicts, "SideEffectsProxyDict", None)
+    if proxy is None:
         return False
-    return True
+    try:
+        source = inspect.getsource(proxy.__setitem__)
+    except (OSError, TypeError):
+        return True
+    return "istype(name, str)" in source

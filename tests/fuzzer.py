@@ -1538,7 +1538,12 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "nonstr({o}, SKey('k'))", "nonstr({o}, True)",
             # a function's __dict__: an existing one written (function-dict-write, 2.12+), one made in the frame
             # after functools.wraps listed (dunder-dict-order, 2.12+; vars-untraced-owner, 2.9-2.11)
-            "fnwrite('t', 1)", "fnwrite('__name__', 's')", "wrapped_attrs({o})")
+            "fnwrite('t', 1)", "fnwrite('__name__', 's')", "wrapped_attrs({o})",
+            # `|` / `|=` with defaultdicts and in place (defaultdict-or, 2.8-2.10; dict-ior-in-place, 2.8)
+            "ored(collections.defaultdict(list, vars({o})), {{'z': 1}})",
+            "ored({{'z': 1, 'a': 0}}, collections.defaultdict(list, {o}.__dict__))",
+            "iored(dict({o}.__dict__), {{'z': {o}}})", "iored(collections.defaultdict(set, a={o}), {{'b': 1}})",
+            "nonstr({o}, float('nan'))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -837,3 +837,51 @@ CASES = CASES + (
          doc="`T()` of a tuple subclass crashes the compile on 2.8-2.13 (IndexError, then AssertionError), also "
              "without fullgraph (2.5-2.7: a graph break, with and without tdcompat)"),
 )
+
+
+def dict_ior_input(x, d):
+    """``d |= other`` on a dict passed in, an alias made before: the caller's dict and the alias see ``c``."""
+    alias = d
+    d |= {"c": x * 2}
+    return x + 1, sorted(alias), len(d)
+
+
+def _ior_inputs():
+    return torch.randn(3), {"a": 1, "b": torch.ones(2)}
+
+
+def _ior_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = torch.zeros(2)
+
+
+def defaultdict_or_input(x, dd):
+    """``dd | d`` and ``d | dd`` for a defaultdict passed in: defaultdicts with ``dd``'s factory, the left
+    operand's keys first."""
+    left = dd | {"c": x}
+    right = {"c": x, "a": 0} | dd
+    left["m"].append(1)  # the factory at work
+    return x + 1, left, right
+
+
+def _dd_or_inputs():
+    return torch.randn(3), collections.defaultdict(list, {"a": 1, "b": [2]})
+
+
+def _dd_or_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = [3]
+
+
+CASES = CASES + (
+    Case("dict_ior_input", ("dict-ior-in-place",), dict_ior_input, _ior_inputs, vary=_ior_vary, torch=">=2.8",
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`d |= other` on a dict passed in builds a new dict on 2.8: the caller's dict and an alias miss "
+             "the keys (2.5-2.7: a graph break with and without tdcompat)"),
+    Case("defaultdict_or_input", ("defaultdict-or",), defaultdict_or_input, _dd_or_inputs, vary=_dd_or_vary,
+         torch=">=2.8,<2.13",
+         unpatched=(Expect("<2.9", WRONG_RESULT), Expect(">=2.9,<2.11", GRAPH_BREAK, detail=r"^AssertionError")),
+         doc="`dd | d` / `d | dd` for a defaultdict passed in: `d | dd` a plain dict on 2.8, `dd | d` crashes on "
+             "2.9-2.10 (AssertionError, also without fullgraph); 2.5-2.7: a graph break, and 2.13+ cannot "
+             "return a defaultdict made from an input's (with and without tdcompat)"),
+)

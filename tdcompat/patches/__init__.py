@@ -19,6 +19,8 @@ _PATCH_MODULES = (
     "function_dict_write",
     "vars_untraced_owner",
     "skipped_descriptor_call",
+    "dict_ior_in_place",
+    "defaultdict_or",
     "instance_dict_vars",
     "dunder_dict_type",
     "input_context_manager",

@@ -18,14 +18,15 @@ write on a user object, by ``object_setattr_ignore_descriptor(obj, ConstantVaria
 
 The fix accepts nothing: a store whose name is not exactly a ``str`` graph-breaks at the store (before
 anything is recorded), except where the replay writes it as CPython would (an instance-dict store,
-2.13+, on a plain user object made in the frame, with a key ``ConstantVariable`` takes: 2.14's own
-path; on 2.13 ``dunder-dict-non-str-key`` records those). Eager then runs the write.
+2.13+, on a plain user object made in the frame, with a constant key the replay loads: 2.14's own path,
+``instance_dict.replayable_non_str_key``; on 2.13 ``dunder-dict-non-str-key`` records those). Eager then
+runs the write.
 """
 
 from __future__ import annotations
 
 from ..dynamo_api import graph_break
-from ..instance_dict import replayable_non_str_key
+from ..instance_dict import proxy_asserts_str_key, replayable_non_str_key
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate
 
@@ -76,23 +77,9 @@ def _proxy_write(wrapped, instance, args, kwargs):
                 "a key that is not a str: Dynamo asserts a str key here")
 
 
-def _proxy_asserts_str_key() -> bool:
-    """only where ``SideEffectsProxyDict.__setitem__`` asserts a ``str`` key (2.12-2.13)"""
-    import inspect
-
-    from torch._dynamo.variables.dicts import SideEffectsProxyDict
-
-    try:
-        source = inspect.getsource(SideEffectsProxyDict.__setitem__)
-    except (OSError, TypeError):
-        return True
-    return "istype(name, str)" in source
-
-
 def _has_proxy() -> bool:
-    from torch._dynamo.variables import dicts
-
-    return hasattr(dicts, "SideEffectsProxyDict") and _proxy_asserts_str_key()
+    """only where ``SideEffectsProxyDict.__setitem__`` asserts a ``str`` key (2.12-2.13)"""
+    return proxy_asserts_str_key()
 
 
 PATCH = Patch(

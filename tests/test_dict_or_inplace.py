@@ -1,0 +1,129 @@
+"""dict-ior-in-place (2.8) and defaultdict-or (2.8-2.10): ``|`` and ``|=`` on dicts and defaultdicts.
+
+Compiled with ``fullgraph=True`` and compared with eager (return values, the dicts passed in afterwards,
+types and factories) on calls with different inputs: ``d |= other`` on an input and through an alias, on an
+``OrderedDict`` and a ``defaultdict``; ``dd | d`` and ``d | dd`` with a ``defaultdict`` passed in or made in
+the frame; an ``OrderedDict`` on the left of a ``defaultdict`` (its ``__or__`` wins: an ``OrderedDict``).
+Right or a graph break on every release; right where the patches apply. Without them (reverted in-process)
+2.8 loses the in-place update and 2.8-2.10 get ``d | dd`` wrong or crash: asserted there.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+import torch
+import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
+from torch._dynamo.exc import Unsupported
+
+from tdcompat.versions import parse_torch_version
+
+from conftest import eager_vs_compiled, without_patch
+
+TORCH = parse_torch_version(torch.__version__).release[:2]
+
+
+def ior_input(x, d):
+    alias = d
+    d |= {"c": x, "a": 0}
+    return x + 1, list(alias), alias["a"]
+
+
+def ior_ordered(x, d):
+    od = collections.OrderedDict(d)
+    same = od
+    od |= {"c": x}
+    return x + 1, list(same), type(same).__name__
+
+
+def ior_defaultdict_input(x, dd):
+    dd |= {"c": x}
+    dd["new"].append(1)
+    return x + 1, sorted(dd)
+
+
+def dd_or_dict(x, dd):
+    r = dd | {"c": x}
+    r["missing"].append(2)
+    return x + 1, type(r).__name__, r.default_factory, list(r)
+
+
+def dict_or_dd(x, dd):
+    r = {"c": x, "a": 0} | dd
+    r["missing"].append(2)
+    return x + 1, type(r).__name__, r.default_factory, list(r), r["a"]
+
+
+def dict_or_dd_type(x, dd):
+    r = {"c": x, "a": 0} | dd
+    return x + 1, type(r).__name__, list(r)
+
+
+def dd_or_dd(x, dd):
+    other = collections.defaultdict(set, {"z": x})
+    r = dd | other
+    return x + 1, r.default_factory, list(r)
+
+
+def made_dict_or_dd(x, dd):
+    mine = collections.defaultdict(list, {"q": x})
+    r = {"c": x} | mine
+    return x + 1, type(r).__name__, r.default_factory, list(r)
+
+
+def ordered_or_dd(x, dd):
+    r = collections.OrderedDict(c=x) | dd
+    return x + 1, type(r).__name__, list(r)
+
+
+SHAPES = {f.__name__: f for f in (ior_input, ior_ordered, ior_defaultdict_input, dd_or_dict, dict_or_dd,
+                                  dict_or_dd_type, dd_or_dd, made_dict_or_dd, ordered_or_dd)}
+DEFAULTDICT_INPUT = {"ior_defaultdict_input", "dd_or_dict", "dict_or_dd", "dict_or_dd_type", "dd_or_dd",
+                     "made_dict_or_dd", "ordered_or_dd"}
+
+
+def _make_for(shape):
+    def make(n):
+        x = torch.arange(3.0) * n
+        if shape in DEFAULTDICT_INPUT:
+            return x, collections.defaultdict(list, {"a": [n], "b": [n + 1]})
+        return x, {"a": n, "b": torch.ones(2) * n}
+    return make
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_equals_eager_or_breaks(shape):
+    found = eager_vs_compiled(SHAPES[shape], _make_for(shape), (1, 2))
+    if TORCH >= (2, 8) and shape not in ("ordered_or_dd",):
+        assert found is None, found  # 2.8+: right (with the patches where they apply)
+    assert found is None or isinstance(found, Unsupported), found
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_without_fullgraph(shape):
+    fn = SHAPES[shape]
+    make = _make_for(shape)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    for n in (1, 2):
+        a, b = make(n), make(n)
+        assert repr((fn(*a), a)) == repr((compiled(*b), b))
+
+
+@pytest.mark.skipif(TORCH != (2, 8), reason="dict-ior-in-place applies on 2.8")
+def test_without_dict_ior_in_place_the_input_misses_the_update():
+    with without_patch("dict-ior-in-place"):
+        found = eager_vs_compiled(ior_input, _make_for("ior_input"), (1, 2))
+    assert isinstance(found, str), found  # a wrong result
+
+
+@pytest.mark.skipif(not (2, 8) <= TORCH < (2, 11), reason="defaultdict-or applies on 2.8-2.10")
+def test_without_defaultdict_or_wrong_or_crash():
+    with without_patch("defaultdict-or"):
+        left = eager_vs_compiled(dd_or_dict, _make_for("dd_or_dict"), (1, 2))
+        right = eager_vs_compiled(dict_or_dd_type, _make_for("dict_or_dd_type"), (1, 2))
+    if TORCH == (2, 8):
+        assert isinstance(right, str), right  # a plain dict: silently wrong
+    else:
+        assert isinstance(left, AssertionError), left  # DefaultDictVariable.__init__ asserts
