@@ -18,7 +18,7 @@ from torch._dynamo.exc import Unsupported
 
 from tdcompat.versions import parse_torch_version
 
-from conftest import without_patch
+from conftest import eager_vs_compiled, without_patch
 
 NAME = "function-dict-write"
 TORCH = parse_torch_version(torch.__version__).release[:2]
@@ -87,7 +87,7 @@ def renamed_in_frame(x, n):
 
     inner.__name__ = "renamed"
     inner.k = n
-    return inner(x), list(vars(inner)), "__name__" in inner.__dict__, inner.__dict__.get("__name__")
+    return inner(x), list(vars(inner))
 
 
 WRITES = {f.__name__: f for f in (global_setitem, global_update, global_delete, method_setitem)}
@@ -182,3 +182,28 @@ def test_vars_without_the_patch_the_compile_crashes(fullgraph):
     with without_patch("vars-untraced-owner"):
         _expected, got = _run(vars_in_frame, fullgraph)
     assert isinstance(got, Exception) and not isinstance(got, Unsupported), got
+
+
+class Holder(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.n = n
+
+
+def module_setattr_submodule(x, m):
+    """``nn.Module.__setattr__`` with a module value inlines a nested function (``remove_from``), whose
+    ``__annotations__`` Dynamo reads through the function's ``__dict__`` model (2.12+): no refusal there."""
+    m.sub = torch.nn.ReLU()
+    return m.sub(m.lin(x)) + m.n
+
+
+@pytest.mark.parametrize("patch", ["dunder-dict-order", "function-dict-write"])
+def test_module_submodule_store_never_worse(patch):
+    def make(n):
+        return torch.arange(3.0) * n, Holder(n)
+
+    found = eager_vs_compiled(module_setattr_submodule, make, (1, 2))
+    with without_patch(patch):
+        native = eager_vs_compiled(module_setattr_submodule, make, (1, 2))
+    assert found is None or native is not None, (found, native)

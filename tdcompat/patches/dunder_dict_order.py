@@ -117,21 +117,16 @@ def _refuse_function_slots(proxy, keys) -> None:
     """A function's record lists ``f.__name__ = v`` (through the descriptor, not into ``__dict__``) and
     ``f.__dict__["__name__"] = v`` (a key) alike (both ``INSTANCE_DICT`` on 2.13+), so a listed key that is a
     function slot is a guess: ``functools.wraps`` put ``__name__``, ``__qualname__``, ``__doc__``,
-    ``__module__``, ``__annotations__`` into ``vars(wrapper)`` (silently wrong natively, 2.12.1-2.15.0)."""
+    ``__module__``, ``__annotations__`` into ``vars(wrapper)`` (silently wrong natively, 2.12.1-2.15.0).
+    Listing only: Dynamo itself reads a function's slots through the same proxy by key (``fn_dict.contains``
+    in ``var_getattr``, e.g. for ``__annotations__`` while inlining ``nn.Module.__setattr__``), so a key read
+    cannot be refused here without breaking Dynamo's own reads (``'__name__' in f.__dict__`` stays wrong
+    natively; a fresh fuzz seed on 2.13.0 found the key-read refusal breaking ``m.sub = nn.ReLU()``)."""
     slots = _function_slots().intersection(keys)
     if slots and _is_function(proxy.item):
         graph_break("__dict__ iteration", f"{proxy.item}.__dict__",
                     f"{sorted(slots)} stored on a function: through its type's descriptors or into its __dict__, "
                     "Dynamo's record does not tell")
-
-
-def _refuse_function_slot_key(proxy, key) -> None:
-    """:func:`_refuse_function_slots` for one key read or tested (``f.__dict__["__name__"]``, ``in``)."""
-    if key in _function_slots() and _is_function(proxy.item) and key in pending_stores(proxy.side_effects,
-                                                                                         proxy.item):
-        graph_break("__dict__ read", f"{proxy.item}.__dict__[{key!r}]",
-                    "stored on a function: through its type's descriptor or into its __dict__, Dynamo's record "
-                    "does not tell")
 
 
 def _listable_keys(proxy):
@@ -184,21 +179,6 @@ def _guard_input_keys(proxy) -> None:
     if tx is None:
         return
     guard_dict_keys_in_order(tx, AttrSource(source, "__dict__"))
-
-
-@fail_safe(NAME)
-def _key_read(wrapped, instance, args, kwargs):
-    """``SideEffectsProxyDict.__getitem__(key)`` / ``__contains__(key)``: a function slot name the frame
-    stored graph-breaks (:func:`_refuse_function_slot_key`); everything else is Dynamo's."""
-    if len(args) != 1 or kwargs:
-        return DEFER
-    try:
-        key = instance._maybe_unwrap_key(args[0])
-    except NotImplementedError:
-        return DEFER
-    if type(key) is str:
-        _refuse_function_slot_key(instance, key)
-    return DEFER
 
 
 @fail_safe(NAME)
@@ -488,9 +468,6 @@ PATCH = Patch(
     torch=">=2.12",
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__iter__", _iter),
-        # a function's `__name__`/`__doc__`/... stores are recorded like `__dict__` keys (functools.wraps)
-        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__getitem__", _key_read, params=("key",)),
-        Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__contains__", _key_read, params=("key",)),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", deletion_tracker(),
                params=("item", "name", "value")),
         Target("torch._dynamo.side_effects", "SideEffects", "store_attr", readd_tracker(),
