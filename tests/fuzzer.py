@@ -464,8 +464,9 @@ def nonstr(o, k):
     dunder-dict-non-str-key): the instance dict takes any hashable key through the mapping API. The key
     is gone again afterwards, so the program's other ``__dict__`` reads see only names."""
     d = o.__dict__
+    names = [*d]  # (a whole consumer of the view first: dunder-dict-views' _list_extend on 2.5-2.11)
     d[k] = "n"
-    out = ([_k for _k in d][-1] == k, d[k], k in d, len(d), d.get(k))
+    out = ([_k for _k in d][-1] == k, d[k], k in d, len(d), d.get(k), [*d][:len(names)] == names)
     del d[k]
     return out
 
@@ -487,12 +488,14 @@ def wrapped_attrs(o):
     """``functools.wraps`` on a function made in the frame, then its ``__dict__`` listed and read: the names
     set through the function's descriptors are no keys (dunder-dict-order, 2.12+; vars-untraced-owner,
     2.9-2.11)."""
+    values = [*o.__dict__.values()]  # (dunder-dict-views' _list_extend on 2.5-2.11)
+
     @functools.wraps(target_fn)
     def wrapper(y):
         return y
 
-    wrapper.k = o
-    return sorted(vars(wrapper)), wrapper.__name__, "__name__" in wrapper.__dict__, wrapper.__dict__.get("k") is o
+    wrapper.k = len(values)
+    return sorted(vars(wrapper)), wrapper.__name__, "__name__" in wrapper.__dict__, wrapper.__dict__.get("k")
 
 
 def refused(d):
