@@ -316,7 +316,7 @@ def workloads(args) -> None:
 NEUTRAL_MODES = (("active", "compile+tdcompat"), ("disabled", "compile"))
 
 
-def _neutral_calls(name: str, backend: str, callers: bool) -> None:
+def _neutral_calls(name: str, backend: str, callers: bool, most: int = 40) -> None:
     """Call counts over the first compiled call, active vs disabled, each in a fresh interpreter."""
     import shutil
     import tempfile
@@ -333,7 +333,7 @@ def _neutral_calls(name: str, backend: str, callers: bool) -> None:
                   f"extra {a[key] - d[key]:>+7}  ratio {a[key] / d[key]:.4f}  (+{100 * (a[key] / d[key] - 1):.2f}%)")
         print(f"{name:<22} {'in tdcompat':<18} active {a['tdcompat_calls']:>9}")
         if callers:
-            _print_call_diff(dumps["active"], dumps["disabled"])
+            _print_call_diff(dumps["active"], dumps["disabled"], most)
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -365,7 +365,7 @@ def neutral(args) -> None:
             _neutral_instructions(name, args.backend)
         return
     for name in names:
-        _neutral_calls(name, args.backend, args.callers)
+        _neutral_calls(name, args.backend, args.callers, args.most)
     if args.calls_only:
         return
     for name in names:
@@ -492,6 +492,7 @@ def main(argv=None) -> int:
                         help="neutral: in-process pairs at caller depths 0..N-1 (CPython 3.11 frame-stack chunks)")
     parser.add_argument("--calls-only", action="store_true", help="neutral: only the call counts")
     parser.add_argument("--callers", action="store_true", help="neutral: the functions whose call counts differ")
+    parser.add_argument("--most", type=int, default=40, help="neutral --callers: how many of them to list")
     parser.add_argument("--instructions", action="store_true",
                         help="neutral: machine instructions of one trace under callgrind (needs valgrind)")
     parser.add_argument("--steps-too", action="store_true", help="neutral: also time steady-state steps")

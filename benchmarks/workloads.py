@@ -115,6 +115,29 @@ def neutral_dicts():
     return _dict_heavy, ({f"k{i}": torch.randn(32) for i in range(12)},)
 
 
+class _Config:
+    """A plain object: the attribute reads Dynamo does on every user object."""
+
+    def __init__(self):
+        self.scale = 0.5
+        self.shift = 1.0
+        self.names = ("a", "b")
+
+
+def _plain_step(x, cfg, model, extra):
+    h = model(x) * cfg.scale + cfg.shift
+    parts = {cfg.names[0]: h, cfg.names[1]: h.relu()}
+    merged = {**parts, **extra, "n": len(parts)}
+    return sum(v.sum() for k, v in merged.items() if k != "n") + merged["n"]
+
+
+def neutral_plain():
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Sequential(nn.Linear(16, 16), nn.Tanh()))
+    model = nn.Sequential(nn.Sequential(inner, nn.Linear(16, 8)), nn.Sequential(nn.ReLU(), nn.Linear(8, 8)))
+    return _plain_step, (torch.randn(8, 16), _Config(), model, {"c": torch.randn(8), "d": torch.randn(8)})
+
+
 DOCUMENTED = {
     "tdparams_to_module": tdparams,
     "plain_tensordict_to_module": plain_tensordict,
@@ -122,4 +145,5 @@ DOCUMENTED = {
     "tensordict_from_params": tensordict_from_params,
     "torchrl_loss_step": torchrl_loss,
 }
-NEUTRAL = {"neutral_mlp_step": neutral_mlp, "neutral_dict_heavy": neutral_dicts}
+NEUTRAL = {"neutral_mlp_step": neutral_mlp, "neutral_dict_heavy": neutral_dicts,
+           "neutral_plain_object": neutral_plain}

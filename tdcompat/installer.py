@@ -184,13 +184,17 @@ def _layer(inner: types.FunctionType, handler: Any, signature: Any,
 
 def _routed_layer(inner: types.FunctionType, group: List[Any], build: Callable[..., Any], signature: Any,
                   static: bool) -> Tuple[Callable[..., Any], bool]:
-    """The handlers of ``group`` (routed gates sharing ``build``, innermost first) chained as plain
-    layers over ``inner``, behind one gate built from the union of their routes, which sends every
-    call none of them routes straight to ``inner`` (see :func:`tdcompat.wrappers.routed_gate`)."""
+    """The handlers of ``group`` (routed gates sharing ``build``, innermost first) chained over
+    ``inner``, each behind a gate of its own route, all behind one gate built from the union of
+    their routes, which sends every call none of them routes straight to ``inner`` (see
+    :func:`tdcompat.wrappers.routed_gate`)."""
     chained: Any = inner
     for handler in group:
         handle = (_static_handle if static else _method_handle)(_handler_of(handler), chained)
         _mark(handle, chained)
+        if len(group) > 1:  # each handler behind its own route: a routed call reaches only its handlers
+            handle = handler(chained, handle)  # its route's gate, or its own
+            _mark(handle, chained)
         chained = handle
     fast = build(inner, chained, frozenset().union(*(h.__tdcompat_route__[1] for h in group)))
     if _signature(fast) not in (signature, _GENERIC[static]):

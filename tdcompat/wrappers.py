@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, cast
+from typing import Any, Callable, Optional, cast
 
 DEFER = object()
 
@@ -131,24 +131,41 @@ def gate(handler: Handler) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
-def routed_gate(handler: Handler, build: Callable[..., Any], route: Any) -> Callable[..., Any]:
+def routed_gate(handler: Handler, build: Callable[..., Any], route: Any,
+                own: Optional[Callable[..., Any]] = None) -> Callable[..., Any]:
     """A gate declared as data: ``build(original, handle, route)`` makes it, ``route`` being the
     set of call kinds that ``handler`` may want (what the built gate tests).
 
     Several patches on one hot method each route a few kinds and send the rest on (every dict
     key Dynamo builds passes ``_HashableTracker.__init__``). The installer merges consecutive
     routed gates with the same ``build`` into one layer built from the union of their routes: a
-    call no patch routes pays one test instead of one frame per patch, and a routed call runs
-    every merged handler in order, each deferring what is not its pattern, exactly as each does
-    when its gate does not fit. Alone, it is the plain :func:`gate` of ``build(.., route)``.
+    call no patch routes pays one test instead of one frame per patch, and a routed call passes
+    each patch's own gate in order, reaching the handlers that route it, each deferring what is
+    not its pattern. ``own(original, handle)``, if given, is that patch's own gate (alone, or its
+    layer in the merge): a finer test than the route, for a routed kind that is common. Alone,
+    it is the plain :func:`gate` of ``own`` or of ``build(.., route)``.
     """
 
     def factory(original: Callable[..., Any], handle: Callable[..., Any]) -> Callable[..., Any]:
-        return build(original, handle, route)
+        return own(original, handle) if own is not None else build(original, handle, route)
 
     cast(Any, factory).__tdcompat_gated__ = handler
     cast(Any, factory).__tdcompat_route__ = (build, frozenset(route))
     return factory
+
+
+def method_name_gate(original: Callable[..., Any], handle: Callable[..., Any], route: Any) -> Callable[..., Any]:
+    """The gate on a tracker's ``call_method(tx, name, args, kwargs)``, for :func:`routed_gate`: a
+    method named in ``route`` goes to ``handle``, every other straight to Dynamo after one set test.
+    Shared, so the patches on one tracker's methods (``ConstDictVariable.call_method``: every dict
+    method Dynamo traces) cost one frame per call together."""
+
+    def call_method(self, tx, name, args, kwargs):
+        if name not in route:
+            return original(self, tx, name, args, kwargs)
+        return handle(self, tx, name, args, kwargs)
+
+    return call_method
 
 
 def replay(outcome: Any) -> Callable[..., Any]:

@@ -839,8 +839,9 @@ def _routed(patch_name, match, reply, route):
 
 def test_routed_gates_sharing_a_builder_are_one_layer():
     """Two patches' routed gates on one method: one gate with the union of their routes in front of
-    both handlers (a call neither routes passes one test); each routed call runs both handlers in
-    the order applied; reverting one leaves the other's gate; reverting both restores the method."""
+    both handlers (a call neither routes passes one test); a routed call passes each patch's own
+    gate in the order applied and reaches only the handlers that route it; reverting one leaves the
+    other's gate; reverting both restores the method."""
     original = vars(Base)["greet"]
     a = make(name="a", handler=_routed("a", "xa", "A", {"x"}))
     b = make(name="b", handler=_routed("b", "yb", "B", {"y"}))
@@ -856,7 +857,9 @@ def test_routed_gates_sharing_a_builder_are_one_layer():
         _STRAIGHT.clear()
         got = [Base().greet(n) for n in ("xa", "yb", "xz", "pass")]
         assert got == ["A", "B", "hello xz", "hello pass"]
-        assert _STRAIGHT == ["pass"]  # only the name no route names skipped the handlers
+        # "pass": no route names it, straight on at the shared gate; "yb": past a's gate to b's
+        # handler; "xz": a's handler (it defers), then past b's gate
+        assert _STRAIGHT == ["yb", "xz", "pass"]
         reg.revert("a", "t")
         _STRAIGHT.clear()
         assert [Base().greet(n) for n in ("xa", "yb")] == ["hello xa", "B"] and _STRAIGHT == ["xa"]

@@ -279,3 +279,31 @@ def test_user_hash_is_not_called_by_dynamos_walk():
         assert torch.equal(got[0], expected[0]) and got[1] == expected[1]
         assert sorted(vars(compiled_m)) == sorted(vars(eager_m))
         assert type(compiled_m.sub) is torch.nn.ReLU and not hasattr(compiled_m, "a")
+
+
+# -- the walk's per-trace memory of clean trees (a tree found clean may gain an unhashable module later) ------
+class Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Sequential(torch.nn.ReLU()))
+
+    def forward(self, x):
+        out = self.inner(x)
+        extra = self.__dict__["_modules"].get("late")
+        return out + (extra["a"] * extra.scale if extra is not None else 0)
+
+
+def test_tree_that_gains_an_unhashable_module_between_compiles():
+    """The first compile walks a clean tree (and remembers it for that trace only); an unhashable
+    module added under a submodule before the next compile must still be walked by id, not hashed:
+    both calls equal eager under fullgraph, with different inputs."""
+    torch.manual_seed(0)
+    h = Holder()
+    compiled = torch.compile(h, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), h(x))
+    h.inner[0].add_module("deep", M())  # the unhashable module, two levels down (Linear never calls it)
+    h.add_module("late", M())
+    y = torch.randn(3)
+    torch.testing.assert_close(compiled(y), h(y))
+    assert "named_modules" not in vars(h) and "named_modules" not in vars(h.inner)

@@ -318,8 +318,9 @@ _NONE: dict = {}
 @gate(_object_getattr)
 def _object_gate(original, handle):
     def getattr_(self, tx, name):
-        try:
-            hit = _touched(tx.output.side_effects, type(self.value), name)
+        try:  # no pending attribute store at all (most reads): no call
+            side_effects = tx.output.side_effects
+            hit = bool(side_effects.store_attr_mutations) and _touched(side_effects, type(self.value), name)
         except Exception:  # noqa: BLE001 - the handler meets the same question under the fail-safe
             hit = True
         return handle(self, tx, name) if hit else original(self, tx, name)
@@ -330,9 +331,11 @@ def _object_gate(original, handle):
 @gate(_class_getattr)
 def _class_gate(original, handle):
     def getattr_(self, tx, name):
-        try:
+        try:  # no pending attribute store at all (most reads): no call
+            side_effects = tx.output.side_effects
             value = self.value
-            hit = isinstance(value, type) and _touched(tx.output.side_effects, value, name)
+            hit = (bool(side_effects.store_attr_mutations) and isinstance(value, type)
+                   and _touched(side_effects, value, name))
         except Exception:  # noqa: BLE001 - the handler meets the same question under the fail-safe
             hit = True
         return handle(self, tx, name) if hit else original(self, tx, name)

@@ -80,8 +80,10 @@ def _check_inlineable(original, handle):
 
     def check_inlineable(func):
         try:
-            # UserFunctionVariable: .fn; NestedUserFunctionVariable (a genexpr, a closure): .f_globals
-            found = func.fn.__globals__ if hasattr(func, "fn") else func.f_globals
+            try:  # UserFunctionVariable: .fn (no hasattr: one call less on every inlined call)
+                found = func.fn.__globals__
+            except AttributeError:  # NestedUserFunctionVariable (a genexpr, a closure): .f_globals
+                found = func.f_globals
             mine = found is (_globals[0] if _globals else _dataclasses_globals())
         except Exception:  # noqa: BLE001 (neither: not a function of a module)
             mine = False

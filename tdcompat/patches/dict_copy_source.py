@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..dynamo_api import new_object_kwargs
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-copy-source"
 
@@ -51,17 +51,9 @@ def _copy(wrapped, instance, args, kwargs):
     return instance.clone(items=dict(instance.items), source=None, **new_object_kwargs())
 
 
-@gate(_copy)
-def _call_method_gate(original, handle):
-    """What is installed on ``ConstDictVariable.call_method``: every other method name goes straight to
-    Dynamo after one comparison."""
-
-    def call_method(self, tx, name, args, kwargs):
-        if name != "copy":
-            return original(self, tx, name, args, kwargs)
-        return handle(self, tx, name, args, kwargs)
-
-    return call_method
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``copy``
+#: reaches the handler, through the name gate it shares with the other dict-method patches.
+_call_method_gate = routed_gate(_copy, method_name_gate, frozenset({'copy'}))
 
 
 PATCH = Patch(

@@ -25,7 +25,7 @@ own ``__delitem__``) is Dynamo's.
 from __future__ import annotations
 
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-delitem-missing"
 
@@ -72,17 +72,9 @@ def _delitem(wrapped, instance, args, kwargs):
     raise_observed(KeyError, tx, f"del {instance}[{value!r}]", value)
 
 
-@gate(_delitem)
-def _call_method_gate(original, handle):
-    """What is installed on ``ConstDictVariable.call_method``: every other method name goes
-    straight to Dynamo after one comparison."""
-
-    def call_method(self, tx, name, args, kwargs):
-        if name != "__delitem__":
-            return original(self, tx, name, args, kwargs)
-        return handle(self, tx, name, args, kwargs)
-
-    return call_method
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``__delitem__``
+#: reaches the handler, through the name gate it shares with the other dict-method patches.
+_call_method_gate = routed_gate(_delitem, method_name_gate, frozenset({'__delitem__'}))
 
 
 PATCH = Patch(

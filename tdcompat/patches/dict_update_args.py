@@ -39,8 +39,9 @@ from __future__ import annotations
 import inspect
 import types
 
+from ..dynamo_api import MISSING, peek, static_lookup
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-update-args"
 
@@ -64,6 +65,16 @@ def _mapping_like(arg) -> bool:
             and inspect.getattr_static(cls, "__getattribute__") is object.__getattribute__)
 
 
+def _plainly_not_mapping(arg) -> bool:
+    """Told without realizing ``arg`` (no guard) and without a call but the peek: a tracker that is
+    not a user object's, or a lazy value that is a ``dict`` or whose class has no ``keys``. Dynamo's
+    own ``update`` takes those (the handler tests the tracker's class exactly after this)."""
+    tracker, value = peek(arg)
+    if tracker is not None:
+        return type(tracker).__name__ != "UserDefinedObjectVariable"
+    return isinstance(value, dict) or static_lookup(type(value), "keys") is MISSING
+
+
 @fail_safe(NAME)
 def _update(wrapped, instance, args, kwargs):
     """``ConstDictVariable.call_method(tx, "update", args, kwargs)`` on a plain dict."""
@@ -85,7 +96,7 @@ def _update(wrapped, instance, args, kwargs):
         effects_begin()
         raise_observed(TypeError, tx, f"{instance}.update(<{len(margs)} args>)",
                        f"update expected at most 1 argument, got {len(margs)}")
-    if not margs:
+    if not margs or _plainly_not_mapping(margs[0]):
         return DEFER
     other = realize(margs[0])
     if not _mapping_like(other):
@@ -100,28 +111,22 @@ def _update(wrapped, instance, args, kwargs):
     return none
 
 
-@gate(_update)
-def _call_method_gate(original, handle):
-    """What is installed on ``ConstDictVariable.call_method``: every other method name, and an
-    ``update`` the handler would defer (keywords alone; one argument that is not a user object,
-    or a lazy one whose value is a dict or has no class ``keys``), goes straight to Dynamo."""
-    from torch._dynamo.variables import UserDefinedObjectVariable
-
-    from ..dynamo_api import MISSING, peek, static_lookup
+def _update_gate(original, handle):
+    """This patch's layer on ``ConstDictVariable.call_method``: every other method name, and an
+    ``update`` the handler would defer (keywords alone; one argument :func:`_plainly_not_mapping`
+    tells), goes straight to Dynamo."""
 
     def call_method(self, tx, name, args, kwargs):
-        if name != "update" or (not args and kwargs):
+        if name != "update" or (not args and kwargs) or (len(args) == 1 and _plainly_not_mapping(args[0])):
             return original(self, tx, name, args, kwargs)
-        if len(args) == 1:
-            tracker, value = peek(args[0])
-            if tracker is not None:
-                if type(tracker) is not UserDefinedObjectVariable:
-                    return original(self, tx, name, args, kwargs)
-            elif isinstance(value, dict) or static_lookup(type(value), "keys") is MISSING:
-                return original(self, tx, name, args, kwargs)
         return handle(self, tx, name, args, kwargs)
 
     return call_method
+
+
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``update`` passes the
+#: name gate it shares with the other dict-method patches, then this patch's own finer gate.
+_call_method_gate = routed_gate(_update, method_name_gate, frozenset({"update"}), own=_update_gate)
 
 
 PATCH = Patch(

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from ..dynamo_api import peek, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, routed_gate
 
 NAME = "module-mapping-dict"
 
@@ -257,16 +257,9 @@ def _inline_user_function_return(wrapped, instance, args, kwargs):
     return _inline(instance, tdcompat_dict_from_mapping, [data], call_kwargs or {})
 
 
-@gate(_dict_call_method)
-def _dict_call_method_gate(original, handle):
-    """``ConstDictVariable.call_method``: a method other than ``update`` goes straight to Dynamo."""
-
-    def call_method(self, tx, name, args, kwargs):
-        if name != "update":
-            return original(self, tx, name, args, kwargs)
-        return handle(self, tx, name, args, kwargs)
-
-    return call_method
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``update``
+#: reaches the handler, through the name gate it shares with the other dict-method patches.
+_dict_call_method_gate = routed_gate(_dict_call_method, method_name_gate, frozenset({'update'}))
 
 
 @gate(_inline_user_function_return)

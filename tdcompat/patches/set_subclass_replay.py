@@ -42,11 +42,15 @@ def _inner(var):
 
 
 def _changed_sets(side_effects) -> list:
+    """Dynamo's ``_get_modified_vars()`` restricted to set-subclass trackers, the type tested first
+    (a class test, no call): this runs at every graph's end, over every tracked object."""
     from torch._dynamo.variables.user_defined import UserDefinedSetVariable
 
     found = []
-    for var in side_effects._get_modified_vars():
-        if not isinstance(var, UserDefinedSetVariable) or not isinstance(getattr(var, "value", None), set):
+    for var in side_effects.id_to_variable.values():
+        if UserDefinedSetVariable not in type(var).__mro__ or not side_effects.is_modified(var):
+            continue
+        if not isinstance(getattr(var, "value", None), set):
             continue
         inner = _inner(var)
         if inner is None or var.source is None or not side_effects.is_attribute_mutation(var):

@@ -64,6 +64,7 @@ with an id()-based memo in ``wrap_module`` itself.
 from __future__ import annotations
 
 import inspect
+import weakref
 
 from ..dynamo_api import key_tracker_gate
 from ..spec import Patch, Target
@@ -108,22 +109,54 @@ def _children(module):
     return children if type(children) is dict else None
 
 
-def _tree_has_unhashable(root) -> bool | None:
+#: The trees this trace already walked and found clean, as ``(weakref to the OutputGraph, {id(module)})``:
+#: Dynamo wraps every submodule it reaches, and each used to walk its whole subtree again.
+_clean: list = [None, set()]
+
+
+def _forget(ref) -> None:
+    if _clean[0] is ref:  # the trace died: drop its ids (they may be reused)
+        _clean[1] = set()
+
+
+def _clean_ids(builder) -> set:
+    """The ids of the modules whose trees this trace found clean (the set is dropped with the trace).
+
+    Sound: the real module tree does not change while Dynamo traces (the frame's stores are side
+    effects, replayed after the graph), and a stale "clean" could only make the handler defer,
+    which is Dynamo's own behaviour."""
+    output = builder.tx.output
+    ref = _clean[0]
+    if ref is None or ref() is not output:
+        _clean[0] = weakref.ref(output, _forget)
+        _clean[1] = set()
+    return _clean[1]
+
+
+def _tree_has_unhashable(root, clean: set) -> bool | None:
     """Walk ``_modules`` by id; True if any module in the tree is unhashable. None where a
-    module in the tree has no ``_modules`` dict of its own (the walk would differ)."""
+    module in the tree has no ``_modules`` dict of its own (the walk would differ). A clean
+    walk adds every module it met to ``clean``: each heads a clean subtree."""
     seen = set()
     stack = [root]
     while stack:
         module = stack.pop()
-        if id(module) in seen:
+        key = id(module)
+        if module is None or key in seen or key in clean:
             continue
-        seen.add(id(module))
-        if not _is_hashable_type(type(module)):
+        seen.add(key)
+        hashable = _hashable_types.get(type(module))
+        if not (_is_hashable_type(type(module)) if hashable is None else hashable):
             return True
-        children = _children(module)
-        if children is None:
+        try:  # _children(module), inline: this loop runs once per module of the tree
+            attrs = object.__getattribute__(module, "__dict__")
+            children = attrs["_modules"] if type(attrs) is dict else None
+        except Exception:  # noqa: BLE001 - no instance dict, or no _modules in it
             return None
-        stack.extend(child for child in children.values() if child is not None)
+        if type(children) is not dict:
+            return None
+        stack += children.values()
+    clean |= seen
     return False
 
 
@@ -163,7 +196,8 @@ def _wrap_module(wrapped, instance, args, kwargs):
         return DEFER
     if _is_hashable_type(type(value)) and not children:
         return DEFER
-    if not _tree_has_unhashable(value):
+    clean = _clean_ids(instance)
+    if id(value) in clean or not _tree_has_unhashable(value, clean):
         return DEFER
     if "named_modules" in attrs:
         return DEFER
@@ -186,11 +220,15 @@ def _still_broken() -> bool:
 
 @gate(_wrap_module)
 def _wrap_module_gate(original, handle):
-    """What is installed: a module of a hashable type without children goes straight to Dynamo."""
+    """What is installed: a module of a hashable type without children, or one heading a tree this
+    trace already walked and found clean, goes straight to Dynamo."""
 
     def wrap_module(self, value):
         try:  # the instance dict itself: value._modules could run a user __getattr__
             leaf = not object.__getattribute__(value, "__dict__")["_modules"] and _hashable_types[type(value)]
+            if not leaf:  # a tree this trace already found clean
+                ref = _clean[0]
+                leaf = ref is not None and ref() is self.tx.output and id(value) in _clean[1]
         except Exception:  # noqa: BLE001 - not a module, or a type not seen yet: the handler decides
             leaf = False
         if leaf:
