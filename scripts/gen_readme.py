@@ -31,13 +31,9 @@ _PART = re.compile(r"(<!-- gen_readme: (?P<name>[a-z]+) -->)(?P<body>.*?)(<!-- /
 
 
 def _cell(text: str) -> str:
-    """A table cell: a bare ``|`` outside code would end it."""
-    out, code = [], False
-    for ch in text:
-        if ch == "`":
-            code = not code
-        out.append("\\|" if ch == "|" and not code else ch)
-    return "".join(out)
+    """A table cell: GitHub's tables split a row at every ``|``, inside a code span too (GFM: escape it as
+    ``\\|``, which renders as ``|`` there as well)."""
+    return text.replace("|", "\\|")
 
 
 def fixes_table() -> str:
@@ -48,7 +44,7 @@ def fixes_table() -> str:
         rows = patch.symptoms or ((patch.fixes, f"`{patch.torch}`", ""),)
         for seen, releases, note in rows:
             name = f"`{patch.name}`" + (f" {note}" if note else "")
-            lines.append(f"| {_cell(seen)} | {releases} | {name} |")
+            lines.append(f"| {_cell(seen)} | {_cell(releases)} | {_cell(name)} |")
     return "\n".join(lines)
 
 

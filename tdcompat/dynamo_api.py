@@ -343,6 +343,14 @@ def peek(vt):
     return vt, None
 
 
+def is_plain_dict(vt) -> bool:
+    """Is ``vt`` Dynamo's tracker of an exact ``dict`` (not an ``OrderedDict``, a ``defaultdict``, a subclass,
+    nor a lazy tracker: realize it first)?"""
+    from torch._dynamo.variables import ConstDictVariable
+
+    return type(vt) is ConstDictVariable and getattr(vt, "user_cls", None) is dict
+
+
 def bind_args(args, kwargs, names):
     """The arguments of a wrapped method, positional or by keyword, in the order of
     ``names``; None when the call does not fit (the handler then defers)."""

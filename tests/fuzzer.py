@@ -439,7 +439,7 @@ def sub_dict_state(n):
 
 
 def ored(d, b):
-    """``d | b``, or the TypeError's text (dict-or-invalid-operand, 2.8-2.12)."""
+    """``d | b``, or the TypeError's text (dict-or, 2.5-2.7; dict-or-invalid-operand, 2.8-2.12)."""
     try:
         return d | b
     except TypeError as error:
@@ -1546,7 +1546,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "ored(collections.defaultdict(list, vars({o})), {{'z': 1}})",
             "ored({{'z': 1, 'a': 0}}, collections.defaultdict(list, {o}.__dict__))",
             "iored(dict({o}.__dict__), {{'z': {o}}})", "iored(collections.defaultdict(set, a={o}), {{'b': 1}})",
-            "nonstr({o}, float('nan'))")
+            "nonstr({o}, float('nan'))",
+            # `|` of two plain dicts, equal keys of other types, and operands dict-or refuses (dict-or, 2.5-2.7)
+            "ored(dict({o}.__dict__), {{'z': 1, 'a': {o}}})", "ored({{'a': 0, 1: {o}}}, dict(vars({o})))",
+            "ored({{1: 'i', 's': {o}}}, {{1.0: {o}, True: 2}})", "ored(collections.OrderedDict(a={o}), {{'b': 1}})",
+            "ored(SubD(a={o}), {{'a': 1}})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

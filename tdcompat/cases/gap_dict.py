@@ -885,3 +885,33 @@ CASES = CASES + (
              "2.9-2.10 (AssertionError, also without fullgraph); 2.5-2.7: a graph break, and 2.13+ cannot "
              "return a defaultdict made from an input's (with and without tdcompat)"),
 )
+
+
+# -- dict-or: `a | b` of two dicts (PEP 584) ------------------------------------------------------------
+
+
+def dict_or(x, d):
+    """``d | other`` and ``other | d`` of plain dicts (an input and dicts made in the frame): new dicts, the
+    left operand's keys first, the right one's values win; the result written and read back; the input
+    unchanged."""
+    merged = d | {"b": x * 2, "c": 3}
+    merged["z"] = x.sum()
+    back = {"first": 0, "c": x} | merged
+    return x + 1, merged, list(back), back["c"], d
+
+
+def _dict_or_inputs():
+    return torch.randn(3), {"a": 1, "b": torch.ones(3)}
+
+
+def _dict_or_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = torch.zeros(3)
+
+
+CASES = CASES + (
+    Case("dict_or", ("dict-or",), dict_or, _dict_or_inputs, vary=_dict_or_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: or_"),
+                    Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator")),
+         doc="`a | b` of two dicts is unsupported on 2.5-2.7 (a graph break; 2.8 traces it)"),
+)

@@ -74,6 +74,7 @@ _PATCH_MODULES = (
     "readd_order",
     "module_delattr",
     "dunder_dict_escape",
+    "dict_or",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

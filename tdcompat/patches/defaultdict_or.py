@@ -26,17 +26,11 @@ from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import bind_args, new_object_kwargs
+from ..dynamo_api import bind_args, is_plain_dict, new_object_kwargs, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "defaultdict-or"
-
-
-def _plain_dict(vt) -> bool:
-    from torch._dynamo.variables import ConstDictVariable
-
-    return type(vt) is ConstDictVariable and getattr(vt, "user_cls", None) is dict
 
 
 @fail_safe(NAME)
@@ -48,11 +42,10 @@ def _call_or(wrapped, instance, args, kwargs):
     _tx, a, b = bound
     from torch._dynamo.variables.dicts import DefaultDictVariable
 
-    a = a.realize() if hasattr(a, "realize") else a
-    b = b.realize() if hasattr(b, "realize") else b
-    if type(a) is DefaultDictVariable and (_plain_dict(b) or type(b) is DefaultDictVariable):
+    a, b = realize(a), realize(b)
+    if type(a) is DefaultDictVariable and (is_plain_dict(b) or type(b) is DefaultDictVariable):
         factory = a.default_factory  # defaultdict.__or__: self.copy() then update(other)
-    elif _plain_dict(a) and type(b) is DefaultDictVariable:
+    elif is_plain_dict(a) and type(b) is DefaultDictVariable:
         factory = b.default_factory  # defaultdict.__ror__: defaultdict(factory, other) then update(self)
     else:
         return DEFER

@@ -34,7 +34,7 @@ guards for inputs. Deferred for ``|=``: iterables (``d |= [("k", 1)]`` succeeds,
 
 from __future__ import annotations
 
-from ..dynamo_api import bind_args, current_binary_operator, raise_observed
+from ..dynamo_api import bind_args, current_binary_operator, is_plain_dict, raise_observed
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -53,9 +53,9 @@ def _call_or(wrapped, instance, args, kwargs):
     if bound is None:
         return DEFER
     tx, a, b = bound
-    from torch._dynamo.variables import ConstantVariable, ConstDictVariable, ListVariable, TupleVariable
+    from torch._dynamo.variables import ConstantVariable, ListVariable, TupleVariable
 
-    if type(a) is not ConstDictVariable or getattr(a, "user_cls", None) is not dict:
+    if not is_plain_dict(a):
         return DEFER
     if type(b) is ConstantVariable:
         kind = type(b.value)

@@ -1,0 +1,114 @@
+"""dict-or: ``a | b`` of two plain dicts (PEP 584) traced as CPython merges them (torch 2.5-2.7).
+
+Compiled with ``fullgraph=True`` and compared with eager on calls with different inputs: the return value
+and every input after the call. Without the patch (reverted in-process) the shapes are graph breaks on the
+releases of its range: ``test_without_the_patch_it_fails`` asserts that they are. Operands the patch refuses
+(an ``OrderedDict``, a dict subclass, a ``defaultdict``, a non-dict) stay Dynamo's: equal to eager without
+``fullgraph``.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+import torch
+import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
+from packaging.specifiers import SpecifierSet
+
+from tdcompat.versions import parse_torch_version
+
+from conftest import eager_vs_compiled, without_patch
+
+NAME = "dict-or"
+#: The patch's range: decided by the range, not by whether the patch is applied, so the tests go red when
+#: the patch is off (TDCOMPAT_DISABLE).
+IN_RANGE = parse_torch_version(torch.__version__).base_version in SpecifierSet("<2.8")
+
+
+def input_or_new(x, d, e):
+    """An input on the left, a dict made in the frame on the right; the result written and read back."""
+    merged = d | {"b": x * 2, "c": 3}
+    merged["z"] = x.sum()
+    return merged, list(merged), merged["b"] + merged["z"]
+
+
+def new_or_input(x, d, e):
+    """A dict made in the frame on the left: its keys first, the input's values win."""
+    merged = {"c": x, "a": 0} | d
+    return merged, [k for k in merged]
+
+
+def two_inputs(x, d, e):
+    """Two inputs, overlapping keys; neither operand changes (the result is a new dict)."""
+    merged = d | e
+    merged["b"] = merged["b"] + x
+    return merged, d, e, len(merged)
+
+
+def equal_numeric_keys(x, d, e):
+    """``{1: .} | {1.0: .}``: one key, the left operand's key object (``1``) with the right one's value."""
+    merged = {1: x, "s": 0} | {1.0: x * 3, True: 5}  # noqa: F601 - equal keys of other types, on purpose
+    return merged, [type(k).__name__ for k in merged]
+
+
+def chained(x, d, e):
+    """``a | b | c``, then a method of the result."""
+    merged = d | e | {"n": x.sum()}
+    return merged.get("n") * 2, sorted(merged)
+
+
+SHAPES = {f.__name__: f for f in (input_or_new, new_or_input, two_inputs, equal_numeric_keys, chained)}
+
+
+def _make(n):
+    return torch.arange(3.0) * n, {"a": n, "b": torch.ones(3) * n}, {"b": torch.zeros(3) + n, f"k{n}": n}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_equals_eager(name):
+    assert eager_vs_compiled(SHAPES[name], _make, (1, 2, 3)) is None
+
+
+@pytest.mark.skipif(not IN_RANGE, reason="the patch applies on torch <2.8")
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_without_the_patch_it_fails(name):
+    with without_patch(NAME):
+        found = eager_vs_compiled(SHAPES[name], _make, (1, 2))
+    assert isinstance(found, Exception) and "or" in str(found), found
+
+
+class Sub(dict):
+    def __or__(self, other):
+        return "Sub.__or__"
+
+
+def refused_ordered(x, d, e):
+    return collections.OrderedDict(d) | e, dict(d) | collections.OrderedDict(e)
+
+
+def refused_subclass(x, d, e):
+    return Sub(d) | e, x + 1
+
+
+def refused_defaultdict(x, d, e):
+    return collections.defaultdict(int, d) | e, x + 1
+
+
+def refused_non_dict(x, d, e):
+    try:
+        return d | [("a", 1)], x
+    except TypeError:
+        return "TypeError", x + 1
+
+
+@pytest.mark.parametrize("fn", (refused_ordered, refused_subclass, refused_defaultdict, refused_non_dict),
+                         ids=lambda f: f.__name__)
+def test_refused_operands_stay_dynamos(fn):
+    """What the patch does not accept is Dynamo's (a graph break where it breaks): equal to eager."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    for n in (1, 2):
+        x, d, e = _make(n)
+        got, expected = compiled(x, dict(d), dict(e)), fn(x, dict(d), dict(e))
+        assert repr(got) == repr(expected) and type(got[0]) is type(expected[0])
