@@ -343,6 +343,15 @@ def peek(vt):
     return vt, None
 
 
+def is_mutable(vt) -> bool:
+    """May the frame change the object ``vt`` tracks? ``vt.is_mutable()`` from 2.6; 2.5 marks it with a
+    ``mutable_local``."""
+    method = getattr(vt, "is_mutable", None)
+    if callable(method):
+        return bool(method())
+    return getattr(vt, "mutable_local", None) is not None
+
+
 def is_plain_dict(vt) -> bool:
     """Is ``vt`` Dynamo's tracker of an exact ``dict`` (not an ``OrderedDict``, a ``defaultdict``, a subclass,
     nor a lazy tracker: realize it first)?"""

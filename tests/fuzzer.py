@@ -455,6 +455,17 @@ def iored(d, b):
     return d
 
 
+def ior_kept(d, b):
+    """``d |= b`` seen through the name that held ``d`` before (dict-ior-in-place: 2.5-2.8 rebound it to a new
+    dict or set), or the TypeError's text."""
+    kept = d
+    try:
+        d |= b
+    except TypeError as error:
+        return str(error)
+    return kept
+
+
 class SKey(str):
     """A ``str`` subclass used as an instance-dict key (non-str-attr-store breaks its store)."""
 
@@ -510,7 +521,7 @@ def refused(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs")
+           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1550,7 +1561,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # `|` of two plain dicts, equal keys of other types, and operands dict-or refuses (dict-or, 2.5-2.7)
             "ored(dict({o}.__dict__), {{'z': 1, 'a': {o}}})", "ored({{'a': 0, 1: {o}}}, dict(vars({o})))",
             "ored({{1: 'i', 's': {o}}}, {{1.0: {o}, True: 2}})", "ored(collections.OrderedDict(a={o}), {{'b': 1}})",
-            "ored(SubD(a={o}), {{'a': 1}})")
+            "ored(SubD(a={o}), {{'a': 1}})",
+            # `|=` through another name: dicts, sets, a frozenset and a keys view on the right (dict-ior-in-place)
+            "ior_kept(dict(vars({o})), {{'z': {o}}})", "ior_kept(set({o}.__dict__), {{'z', 1}})",
+            "ior_kept(set(vars({o})), frozenset({{'q'}}))", "ior_kept(set({o}.__dict__), {{'k': {o}}}.keys())",
+            "ior_kept(frozenset({{'a'}}), set({o}.__dict__))", "ior_kept(collections.OrderedDict(a={o}), {{'b': 1}})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

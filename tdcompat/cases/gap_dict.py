@@ -855,6 +855,23 @@ def _ior_vary(args):
     args[1]["b"] = torch.zeros(2)
 
 
+def set_ior_input(x, s):
+    """``s |= other`` on a set passed in, an alias made before: the caller's set and the alias see the items."""
+    alias = s
+    s |= {"c", len(alias)}
+    s |= frozenset({"f"})
+    return x + 1, len(alias), "c" in alias, "f" in s
+
+
+def _set_ior_inputs():
+    return torch.randn(3), {"a", "b"}
+
+
+def _set_ior_vary(args):
+    args[0].add_(1)
+    args[1].add("v")
+
+
 def defaultdict_or_input(x, dd):
     """``dd | d`` and ``d | dd`` for a defaultdict passed in: defaultdicts with ``dd``'s factory, the left
     operand's keys first."""
@@ -874,10 +891,16 @@ def _dd_or_vary(args):
 
 
 CASES = CASES + (
-    Case("dict_ior_input", ("dict-ior-in-place",), dict_ior_input, _ior_inputs, vary=_ior_vary, torch=">=2.8",
-         unpatched=(Expect("<2.9", WRONG_RESULT),),
+    Case("dict_ior_input", ("dict-ior-in-place",), dict_ior_input, _ior_inputs, vary=_ior_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: ior"),
+                    Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
+                    Expect(">=2.8,<2.9", WRONG_RESULT)),
          doc="`d |= other` on a dict passed in builds a new dict on 2.8: the caller's dict and an alias miss "
-             "the keys (2.5-2.7: a graph break with and without tdcompat)"),
+             "the keys (2.5-2.7: a graph break)"),
+    Case("set_ior_input", ("dict-ior-in-place",), set_ior_input, _set_ior_inputs, vary=_set_ior_vary,
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`s |= other` on a set passed in builds a new set on 2.5-2.8: the caller's set and an alias miss "
+             "the items"),
     Case("defaultdict_or_input", ("defaultdict-or",), defaultdict_or_input, _dd_or_inputs, vary=_dd_or_vary,
          torch=">=2.8,<2.13",
          unpatched=(Expect("<2.9", WRONG_RESULT), Expect(">=2.9,<2.11", GRAPH_BREAK, detail=r"^AssertionError")),

@@ -39,18 +39,11 @@ from __future__ import annotations
 import inspect
 import types
 
-from ..dynamo_api import MISSING, peek, static_lookup
+from ..dynamo_api import MISSING, is_mutable, peek, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-update-args"
-
-
-def _mutable(tracker) -> bool:
-    is_mutable = getattr(tracker, "is_mutable", None)
-    if callable(is_mutable):
-        return bool(is_mutable())
-    return getattr(tracker, "mutable_local", None) is not None  # 2.5-2.7
 
 
 def _mapping_like(arg) -> bool:
@@ -86,7 +79,7 @@ def _update(wrapped, instance, args, kwargs):
         return DEFER
     tx, name, margs, mkwargs = args
     if (name != "update" or type(instance) is not ConstDictVariable
-            or getattr(instance, "user_cls", dict) is not dict or not _mutable(instance)):
+            or getattr(instance, "user_cls", dict) is not dict or not is_mutable(instance)):
         return DEFER
     margs, mkwargs = list(margs), dict(mkwargs or {})
     none = ConstantVariable.create(None)
