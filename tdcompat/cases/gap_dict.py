@@ -938,3 +938,36 @@ CASES = CASES + (
                     Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator")),
          doc="`a | b` of two dicts is unsupported on 2.5-2.7 (a graph break; 2.8 traces it)"),
 )
+
+
+# -- frozenset-inplace-op: `fs |= b` on a frozenset -------------------------------------------------------
+
+
+def frozenset_inplace_op(x, s):
+    """``fs |= b``, ``&=``, ``^=``, ``-=`` on a frozenset: the binary operator, a new frozenset each time (the
+    one held under another name unchanged)."""
+    fs = frozenset(s)
+    kept = fs
+    fs |= {"z", len(s)}
+    fs -= {"a"}
+    fs ^= frozenset({"q", "z"})
+    fs &= s | {"q", len(s)}
+    return x + 1, sorted(map(str, fs)), sorted(kept), type(fs).__name__
+
+
+def _frozenset_inplace_op_inputs():
+    return torch.randn(3), {"a", "b"}
+
+
+def _frozenset_inplace_op_vary(args):
+    args[0].add_(1)
+    args[1].add("v")
+
+
+CASES = CASES + (
+    Case("frozenset_inplace_op", ("frozenset-inplace-op",), frozenset_inplace_op, _frozenset_inplace_op_inputs,
+         vary=_frozenset_inplace_op_vary, torch=">=2.9",
+         unpatched=(Expect(">=2.9,<2.13", GRAPH_BREAK, detail=r"Illegal call_method update on a frozenset"),),
+         doc="`fs |= b` (`&=`, `^=`, `-=`) on a frozenset crashes the compile on 2.9-2.12 (also without "
+             "fullgraph); 2.5-2.8 build a `set` instead, with and without tdcompat (native)"),
+)

@@ -75,6 +75,7 @@ _PATCH_MODULES = (
     "module_delattr",
     "dunder_dict_escape",
     "dict_or",
+    "frozenset_inplace_op",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
