@@ -94,7 +94,9 @@ def main(argv=None, root: str = ROOT) -> int:
         parser.error(f"--target {args.target!r}: write module:Class.method")
     cases = os.path.join(root, "tdcompat", "cases", f"gap_{args.family}.py")
     if not os.path.exists(cases):
-        parser.error(f"--family {args.family!r}: no {os.path.relpath(cases, root)}")
+        names = os.listdir(os.path.dirname(cases))
+        known = sorted(f[4:-3] for f in names if f.startswith("gap_") and f.endswith(".py"))
+        parser.error(f"--family {args.family!r}: no {os.path.relpath(cases, root)} (families: {', '.join(known)})")
 
     module = args.name.replace("-", "_")
     values = dict(name=args.name, module=module, case=module, torch=args.torch, owner=owner, method=method,
