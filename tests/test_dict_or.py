@@ -112,3 +112,31 @@ def test_refused_operands_stay_dynamos(fn):
         x, d, e = _make(n)
         got, expected = compiled(x, dict(d), dict(e)), fn(x, dict(d), dict(e))
         assert repr(got) == repr(expected) and type(got[0]) is type(expected[0])
+
+
+def dunder_or_spelled_out(x, d, e):
+    """``a.__or__(b)`` as upstream's ``test_builtin_or_with_*_keys`` write it, and a non-dict operand
+    (``NotImplemented``, no TypeError)."""
+    return d.__or__(e), e.__or__(d), d.__or__([("a", 1)]) is NotImplemented, x + 1
+
+
+@pytest.mark.parametrize("inputs", ((1, 2), (3, 4)))
+def test_dunder_or_equals_eager(inputs):
+    found = eager_vs_compiled(dunder_or_spelled_out, _make, inputs)
+    assert not isinstance(found, str), found  # right, or Dynamo's break on the non-dict operand: never wrong
+
+
+def dunder_or_dicts(x, d, e):
+    return d.__or__(e), e.__or__({"m": x}), x + 1
+
+
+@pytest.mark.parametrize("inputs", ((1, 2), (3, 4)))
+def test_dunder_or_of_dicts_equals_eager(inputs):
+    assert eager_vs_compiled(dunder_or_dicts, _make, inputs) is None
+
+
+@pytest.mark.skipif(not IN_RANGE, reason="the patch applies on torch <2.8")
+def test_dunder_or_without_the_patch_it_fails():
+    with without_patch(NAME):
+        found = eager_vs_compiled(dunder_or_dicts, _make, (1, 2))
+    assert isinstance(found, Exception) and "__or__" in str(found), found

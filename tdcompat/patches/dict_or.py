@@ -1,6 +1,6 @@
 """``a | b`` of two dicts is a graph break (torch 2.5-2.7).
 
-Symptom: ``merged = defaults | overrides`` (PEP 584) in compiled code: ``Unsupported: builtin: or_
+Symptom: ``merged = defaults | overrides`` (PEP 584) in compiled code, or ``a.__or__(b)``: ``Unsupported: builtin: or_
 [ConstDictVariable, ConstDictVariable]`` (2.5-2.6), ``Unsupported: Failed to trace builtin operator``
 (2.7): an error under ``fullgraph=True``, a graph break without it. Measured with the case ``dict_or``
 on 2.5.1-2.15.0 (2.8 traces it).
@@ -10,7 +10,8 @@ symbolic numbers and sets only, and returns ``None`` (no handler) for dicts. 2.8
 (``ConstDictVariable.call_method("__or__")``: a copy of ``a``'s items updated with ``b``'s, both key
 sets guarded).
 
-What the handler accepts: ``call_or_(tx, a, b)`` where both operands are exact ``ConstDictVariable``
+What the handlers accept: ``call_or_(tx, a, b)`` (and ``ConstDictVariable.call_method("__or__", [b])``,
+``a.__or__(b)``, which 2.5-2.7 do not trace either) where both operands are exact ``ConstDictVariable``
 trackers of a plain ``dict`` (``user_cls is dict``: not an ``OrderedDict``, a ``defaultdict`` or a
 subclass, whose ``__or__``/``__ror__`` differ). It returns a new dict tracker (made in the frame, no
 source) holding ``a``'s items, then ``b``'s, as 2.8 does. Sound: for two exact dicts CPython's
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from ..dynamo_api import bind_args, is_plain_dict, new_object_kwargs, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-or"
 
@@ -38,7 +39,11 @@ def _call_or(wrapped, instance, args, kwargs):
     if bound is None:
         return DEFER
     _tx, a, b = bound
-    a, b = realize(a), realize(b)
+    return _merged(realize(a), realize(b))
+
+
+def _merged(a, b):
+    """The new dict ``a | b`` for two plain dicts (``dict.__or__``), else DEFER."""
     if not (is_plain_dict(a) and is_plain_dict(b)):
         return DEFER
     effects_begin()
@@ -49,6 +54,24 @@ def _call_or(wrapped, instance, args, kwargs):
     items = dict(a.items)
     items.update(b.items)
     return a.clone(items=items, source=None, **new_object_kwargs())
+
+
+@fail_safe(NAME)
+def _dunder_or(wrapped, instance, args, kwargs):
+    """``ConstDictVariable.call_method(tx, "__or__", [b], {})``: ``a.__or__(b)`` spelled out (upstream's
+    ``test_builtin_or_with_*_keys``). Only a plain dict ``b``: for anything else ``dict.__or__`` returns
+    ``NotImplemented``, which this leaves to Dynamo."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    _tx, name, call_args, call_kwargs = args
+    if name != "__or__" or call_kwargs or len(call_args) != 1:
+        return DEFER
+    return _merged(instance, realize(call_args[0]))
+
+
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``__or__`` reaches the handler,
+#: through the name gate it shares with the other dict-method patches.
+_dunder_or_gate = routed_gate(_dunder_or, method_name_gate, frozenset({"__or__"}))
 
 
 PATCH = Patch(
@@ -68,6 +91,8 @@ PATCH = Patch(
     targets=(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _call_or,
                params=("tx", "a", "b")),
+        Target("torch._dynamo.variables.dicts", "ConstDictVariable", "call_method", _dunder_or_gate,
+               params=("tx", "name", "args", "kwargs")),
     ),
     summary="`a | b` of two plain dicts builds the merged dict in the graph",
     history=(
