@@ -1556,16 +1556,21 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # `|` / `|=` with defaultdicts and in place (defaultdict-or, 2.8-2.10; dict-ior-in-place, 2.8)
             "ored(collections.defaultdict(list, vars({o})), {{'z': 1}})",
             "ored({{'z': 1, 'a': 0}}, collections.defaultdict(list, {o}.__dict__))",
-            "iored(dict({o}.__dict__), {{'z': {o}}})", "iored(collections.defaultdict(set, a={o}), {{'b': 1}})",
+            "iored(dict({o}.__dict__), {{'z': {o}}})",
+            "iored(collections.defaultdict(set, a={o}), {{'b': 1}})",
             "nonstr({o}, float('nan'))",
             # `|` of two plain dicts, equal keys of other types, and operands dict-or refuses (dict-or, 2.5-2.7)
             "ored(dict({o}.__dict__), {{'z': 1, 'a': {o}}})", "ored({{'a': 0, 1: {o}}}, dict(vars({o})))",
-            "ored({{1: 'i', 's': {o}}}, {{1.0: {o}, True: 2}})", "ored(collections.OrderedDict(a={o}), {{'b': 1}})",
+            "ored({{1: 'i', 's': {o}}}, {{1.0: {o}, True: 2}})",
+            # a.__or__(b) spelled out, then a frozenset of a view (dunder-dict-views refuses it, 2.5-2.11)
+            "ored(dict(vars({o})).__or__({{'b': 1}}),"
+            " collections.OrderedDict(a={o}, k=frozenset({o}.__dict__.keys())))",
             "ored(SubD(a={o}), {{'a': 1}})",
             # `|=` through another name: dicts, sets, a frozenset and a keys view on the right (dict-ior-in-place)
-            "ior_kept(dict(vars({o})), {{'z': {o}}})", "ior_kept(set({o}.__dict__), {{'z', 1}})",
-            "ior_kept(set(vars({o})), frozenset({{'q'}}))", "ior_kept(set({o}.__dict__), {{'k': {o}}}.keys())",
-            "ior_kept(frozenset({{'a'}}), set({o}.__dict__))", "ior_kept(collections.OrderedDict(a={o}), {{'b': 1}})")
+            "ior_kept(dict(vars({o})), {{'z': {o}}})", "ior_kept(set({o}.__dict__), {{'k': {o}}}.keys())",
+            "ior_kept(set(vars({o})), frozenset({{'q'}}))",
+            "ior_kept(set({o}.__dict__), frozenset({o}.__dict__.keys()))",
+            "ior_kept(frozenset({o}.__dict__.keys()), {{'a'}})", "ior_kept(collections.OrderedDict(a={o}), {{'b': 1}})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

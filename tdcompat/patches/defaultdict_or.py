@@ -1,11 +1,14 @@
-"""``dd | d`` and ``d | dd`` with a ``defaultdict`` (torch 2.8-2.10).
+"""``dd | d`` and ``d | dd`` with a ``defaultdict`` (torch 2.5-2.10).
 
 Symptoms: ``dd | {"c": x}`` crashes the compile on 2.9-2.10 (``AssertionError`` in
 ``DefaultDictVariable.__init__``, also without ``fullgraph``); ``{"c": x} | dd`` is a plain ``dict`` on 2.8
 (CPython: a ``defaultdict`` with ``dd``'s factory), silently. Measured on 2.8.0-2.10.0 for a ``defaultdict``
 passed in; for one made in the frame, tdcompat's ``defaultdict-construction`` let frames reach these (a
 graph break without it): 2.8's ``{...} | dd`` was then a wrong result and 2.9's ``dd | {...}`` a crash
-(fresh measurement, never-worse). 2.11 is right.
+(fresh measurement, never-worse). 2.11 is right. On 2.5-2.7 (where ``dict | dict`` is a graph break) ``{...} |
+dd`` for a defaultdict made in the frame (which ``defaultdict-construction`` builds) was a plain ``dict``: an
+introduced wrong result, found by fresh seed 791030739 on 2.7.1 (program 791033112092766), then measured on
+2.5.1 and 2.6.0.
 
 Root cause: ``ConstDictVariable.call_method("__or__")`` (torch/_dynamo/variables/dicts.py) clones the left
 operand with ``user_cls=dict`` (2.9-2.10: ``DefaultDictVariable.__init__`` asserts ``user_cls is
@@ -50,8 +53,10 @@ def _call_or(wrapped, instance, args, kwargs):
     else:
         return DEFER
     effects_begin()
-    a.install_dict_keys_match_guard()
-    b.install_dict_keys_match_guard()
+    for operand in (a, b):  # 2.7+ guard a dict's keys lazily; 2.5-2.6 guard them when they wrap it
+        guard = getattr(operand, "install_dict_keys_match_guard", None)
+        if guard is not None:
+            guard()
     items = dict(a.items)
     items.update(b.items)
     return DefaultDictVariable(items, collections.defaultdict, factory, **new_object_kwargs())
@@ -63,26 +68,28 @@ PATCH = Patch(
         ("`dd | {...}` for a `defaultdict`: **the compile crashes** (`AssertionError`), also without `fullgraph`; "
          "`{...} | dd` **is a plain `dict`** (CPython: a `defaultdict` with `dd`'s factory)",
          "2.8–2.10",
-         "(`>=2.8,<2.11`)"),
+         "(`<2.11`)"),
+        ("`{...} | dd` for a `defaultdict` made in the frame: **a plain `dict`** (CPython: a `defaultdict`; reached "
+         "since `defaultdict-construction` builds the defaultdict, a graph break before)",
+         "2.5–2.7",
+         "(`<2.11`)"),
     ),
     fixes="`dd | d` crashes the compile (AssertionError, 2.9-2.10) and `d | dd` is a plain dict (2.8) for a "
-    "defaultdict dd (silently wrong / crash, torch 2.8-2.10)",
+    "defaultdict dd (silently wrong / crash, torch 2.8-2.10; d | dd a plain dict on 2.5-2.7)",
     upstream="torch/_dynamo/variables/dicts.py: ConstDictVariable.call_method('__or__'); "
     "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_or_",
     mirrors="torch 2.11: a defaultdict's | keeps its type and factory (both orders)",
-    torch=">=2.8,<2.11",
+    torch="<2.11",
     fixed_upstream="2.11: defaultdict | dict and dict | defaultdict are defaultdicts",
     targets=(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _call_or,
                params=("tx", "a", "b")),
     ),
-    requires=(
-        "torch._dynamo.variables.dicts:DefaultDictVariable",
-        "torch._dynamo.variables:ConstDictVariable.install_dict_keys_match_guard",
-    ),
+    requires=("torch._dynamo.variables.dicts:DefaultDictVariable",),
     summary="dd | d and d | dd with a defaultdict build a defaultdict with its factory, as CPython",
     history=(
-        ("2.5-2.7", "not this gap: `dict | dict` is a graph break"),
+        ("2.5-2.7", "`dict | dict` is a graph break, but `d | dd` with a defaultdict made in the frame (reached "
+         "through `defaultdict-construction`) is a plain dict (silently wrong; fresh fuzz seed 791030739 on 2.7.1)"),
         ("2.8", "`d | dd` is a plain dict (silently wrong)"),
         ("2.9-2.10", "`dd | d`: `AssertionError` in `DefaultDictVariable.__init__` (clone with user_cls=dict)"),
         ("2.11+", "right"),
