@@ -360,6 +360,19 @@ def is_plain_dict(vt) -> bool:
     return type(vt) is ConstDictVariable and getattr(vt, "user_cls", None) is dict
 
 
+def merged_items(a, b) -> dict:
+    """The item map of ``a | b`` for two dict trackers (``a``'s keys first, ``b``'s values win), with both
+    key sets guarded where Dynamo guards a dict's keys lazily (2.7+; 2.5-2.6 guard them when they wrap it):
+    the result's keys are computed from them."""
+    for operand in (a, b):
+        guard = getattr(operand, "install_dict_keys_match_guard", None)
+        if guard is not None:
+            guard()
+    items = dict(a.items)
+    items.update(b.items)
+    return items
+
+
 def bind_args(args, kwargs, names):
     """The arguments of a wrapped method, positional or by keyword, in the order of
     ``names``; None when the call does not fit (the handler then defers)."""

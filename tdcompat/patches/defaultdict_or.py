@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import bind_args, is_plain_dict, new_object_kwargs, realize
+from ..dynamo_api import bind_args, is_plain_dict, merged_items, new_object_kwargs, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -53,13 +53,7 @@ def _call_or(wrapped, instance, args, kwargs):
     else:
         return DEFER
     effects_begin()
-    for operand in (a, b):  # 2.7+ guard a dict's keys lazily; 2.5-2.6 guard them when they wrap it
-        guard = getattr(operand, "install_dict_keys_match_guard", None)
-        if guard is not None:
-            guard()
-    items = dict(a.items)
-    items.update(b.items)
-    return DefaultDictVariable(items, collections.defaultdict, factory, **new_object_kwargs())
+    return DefaultDictVariable(merged_items(a, b), collections.defaultdict, factory, **new_object_kwargs())
 
 
 PATCH = Patch(

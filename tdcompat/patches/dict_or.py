@@ -25,7 +25,7 @@ else defers.
 
 from __future__ import annotations
 
-from ..dynamo_api import bind_args, is_plain_dict, new_object_kwargs, realize
+from ..dynamo_api import bind_args, is_plain_dict, merged_items, new_object_kwargs, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
@@ -47,13 +47,7 @@ def _merged(a, b):
     if not (is_plain_dict(a) and is_plain_dict(b)):
         return DEFER
     effects_begin()
-    for operand in (a, b):
-        guard = getattr(operand, "install_dict_keys_match_guard", None)
-        if guard is not None:
-            guard()
-    items = dict(a.items)
-    items.update(b.items)
-    return a.clone(items=items, source=None, **new_object_kwargs())
+    return a.clone(items=merged_items(a, b), source=None, **new_object_kwargs())
 
 
 @fail_safe(NAME)
