@@ -123,8 +123,16 @@ def _make_for(shape):
     return make
 
 
+def _native_wrong(shape):
+    """Measured with TDCOMPAT_DISABLE='*': 2.12 updates ``s`` in place for ``s |= d.keys()`` (CPython rebinds
+    it to a new set: ``set.__ior__`` refuses a view); no patch covers it."""
+    if shape == "set_ior_keys_view" and TORCH == (2, 12):
+        pytest.xfail("native on 2.12: s |= d.keys() changes s in place")
+
+
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_equals_eager_or_breaks(shape):
+    _native_wrong(shape)
     found = eager_vs_compiled(SHAPES[shape], _make_for(shape), (1, 2))
     right_everywhere = ("ior_input", "ior_ordered", "set_ior_input", "set_ior_frozenset", "made_consts_or_dd")
     if (TORCH >= (2, 8) and shape not in ("ordered_or_dd", "set_ior_keys_view")) or shape in right_everywhere:
@@ -134,6 +142,7 @@ def test_equals_eager_or_breaks(shape):
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_without_fullgraph(shape):
+    _native_wrong(shape)
     fn = SHAPES[shape]
     make = _make_for(shape)
     torch._dynamo.reset()
