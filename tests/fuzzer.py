@@ -439,7 +439,7 @@ def sub_dict_state(n):
 
 
 def ored(d, b):
-    """``d | b``, or the TypeError's text (dict-or, 2.5-2.7; dict-or-invalid-operand, 2.8-2.12)."""
+    """``d | b``, or the TypeError's text (dict-or, 2.5-2.8; dict-or-invalid-operand, 2.8-2.12)."""
     try:
         return d | b
     except TypeError as error:
@@ -1570,7 +1570,12 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "ior_kept(dict(vars({o})), {{'z': {o}}})", "ior_kept(set({o}.__dict__), {{'k': {o}}}.keys())",
             "ior_kept(set(vars({o})), frozenset({{'q'}}))",
             "ior_kept(set({o}.__dict__), frozenset({o}.__dict__.keys()))",
-            "ior_kept(frozenset({o}.__dict__.keys()), {{'a'}})", "ior_kept(collections.OrderedDict(a={o}), {{'b': 1}})")
+            "ior_kept(frozenset({o}.__dict__.keys()), {{'a'}})", "ior_kept(collections.OrderedDict(a={o}), {{'b': 1}})",
+            # `|` with OrderedDict operands: an OrderedDict either way, `a.__or__(b)` a's class (dict-or, 2.5-2.8)
+            "ored(dict(vars({o})), collections.OrderedDict(a={o}, z=0))",
+            "ored(collections.OrderedDict(vars({o})), {{'z': {o}}})",
+            "ored({{'q': 1, 'r': 2}}, collections.OrderedDict(p=0, q=3))",
+            "collections.OrderedDict(z={o}).__or__(dict(vars({o})))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -1,10 +1,11 @@
-"""dict-or: ``a | b`` of two plain dicts (PEP 584) traced as CPython merges them (torch 2.5-2.7).
+"""dict-or: ``a | b`` of two dicts (PEP 584) traced as CPython merges them (torch 2.5-2.7), ``OrderedDict``
+operands included (2.5-2.8).
 
 Compiled with ``fullgraph=True`` and compared with eager on calls with different inputs: the return value
 and every input after the call. Without the patch (reverted in-process) the shapes are graph breaks on the
-releases of its range: ``test_without_the_patch_it_fails`` asserts that they are. Operands the patch refuses
-(an ``OrderedDict``, a dict subclass, a ``defaultdict``, a non-dict) stay Dynamo's: equal to eager without
-``fullgraph``.
+releases of its range: ``test_without_the_patch_it_fails`` asserts that they are; with an ``OrderedDict``
+operand they are graph breaks or plain dicts (2.5-2.8). Operands the patch refuses (a dict subclass, an
+``OrderedDict`` subclass, a ``defaultdict``, a non-dict) stay Dynamo's: equal to eager without ``fullgraph``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from conftest import eager_vs_compiled, without_patch
 NAME = "dict-or"
 #: The patch's range: decided by the range, not by whether the patch is applied, so the tests go red when
 #: the patch is off (TDCOMPAT_DISABLE).
-IN_RANGE = parse_torch_version(torch.__version__).base_version in SpecifierSet("<2.8")
+RELEASE = parse_torch_version(torch.__version__).base_version
+IN_RANGE = RELEASE in SpecifierSet("<2.8")
+#: Where ``OrderedDict`` operands fail without the patch (the patch's range).
+ORDERED_IN_RANGE = RELEASE in SpecifierSet("<2.9")
+#: ``d.__or__(e)`` spelled out is an observed exception in the trace on 2.9-2.12 (native, outside the patch's range).
+NATIVE_DUNDER_OR_BREAK = RELEASE in SpecifierSet(">=2.9,<2.13")
 
 
 def input_or_new(x, d, e):
@@ -79,13 +85,64 @@ def test_without_the_patch_it_fails(name):
     assert isinstance(found, Exception) and "or" in str(found), found
 
 
+OD = collections.OrderedDict
+
+
+def ordered_input_or_new(x, d, e):
+    """``od | {...}`` and ``{...} | od`` of an ``OrderedDict`` passed in: ``OrderedDict``s, read back."""
+    od = OD(d)
+    right = od | {"b": x * 2, "c": 3}
+    left = {"c": x, "a": 0} | od
+    left["c"] = left["a"] + right["c"]
+    return type(right).__name__, type(left).__name__, list(right.items()), list(left.items())
+
+
+def ordered_constants(x, d, e):
+    """Constant operands made in the frame (2.5-2.7 fold ``operator.or_`` into a plain dict)."""
+    merged = {"q": len(d), "r": 4} | OD(p=1, q=2)
+    both = OD(q=len(e)) | OD(p=0, q=1)
+    return type(merged).__name__, list(merged.items()), type(both).__name__, list(both.items()), x + 1
+
+
+def ordered_dunder(x, d, e):
+    """``a.__or__(b)`` spelled out has ``a``'s class: ``od.__or__(d)`` an ``OrderedDict``."""
+    merged = OD(d).__or__(e)
+    return type(merged).__name__, list(merged.items()), x + 1
+
+
+ORDERED = {f.__name__: f for f in (ordered_input_or_new, ordered_constants, ordered_dunder)}
+
+
+@pytest.mark.parametrize("name", sorted(ORDERED))
+def test_ordered_equals_eager(name):
+    """Exact in the patch's range; beyond it Dynamo's own (2.9-2.12 break on ``od.__or__(d)``, 2.14+ on
+    ``OrderedDict(d)`` of an input), never a wrong result."""
+    found = eager_vs_compiled(ORDERED[name], _make, (1, 2, 3))
+    if ORDERED_IN_RANGE:
+        assert found is None, found
+    else:
+        assert found is None or isinstance(found, Unsupported), found
+
+
+@pytest.mark.skipif(not ORDERED_IN_RANGE, reason="the patch applies on torch <2.9")
+@pytest.mark.parametrize("name", ["ordered_input_or_new", "ordered_constants"])
+def test_ordered_without_the_patch_it_fails(name):
+    with without_patch(NAME):
+        found = eager_vs_compiled(ORDERED[name], _make, (1, 2))
+    assert found is not None, "equal to eager without the patch"
+
+
 class Sub(dict):
     def __or__(self, other):
         return "Sub.__or__"
 
 
-def refused_ordered(x, d, e):
-    return collections.OrderedDict(d) | e, dict(d) | collections.OrderedDict(e)
+class SubOD(collections.OrderedDict):
+    pass
+
+
+def refused_ordered_subclass(x, d, e):
+    return SubOD(d) | e, dict(d) | SubOD(e)
 
 
 def refused_subclass(x, d, e):
@@ -103,7 +160,9 @@ def refused_non_dict(x, d, e):
         return "TypeError", x + 1
 
 
-@pytest.mark.parametrize("fn", (refused_ordered, refused_subclass, refused_defaultdict, refused_non_dict),
+@pytest.mark.skipif(not ORDERED_IN_RANGE, reason="the patch applies on torch <2.9 (2.11-2.12 crash on an "
+                    "OrderedDict subclass operand, natively)")
+@pytest.mark.parametrize("fn", (refused_ordered_subclass, refused_subclass, refused_defaultdict, refused_non_dict),
                          ids=lambda f: f.__name__)
 def test_refused_operands_stay_dynamos(fn):
     """What the patch does not accept is Dynamo's (a graph break where it breaks): equal to eager."""
@@ -131,9 +190,6 @@ def dunder_or_dicts(x, d, e):
     return d.__or__(e), e.__or__({"m": x}), x + 1
 
 
-#: ``d.__or__(e)`` spelled out is an observed exception in the trace on 2.9-2.12 (native, outside the patch's range).
-NATIVE_DUNDER_OR_BREAK = parse_torch_version(torch.__version__).base_version in SpecifierSet(
-    ">=2.9,<2.13")
 
 
 @pytest.mark.parametrize("inputs", ((1, 2), (3, 4)))

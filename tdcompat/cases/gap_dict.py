@@ -942,6 +942,56 @@ CASES = CASES + (
 )
 
 
+def dict_or_ordered(x, od):
+    """``od | {...}`` and ``{...} | od`` with an ``OrderedDict`` passed in: ``OrderedDict``s (its ``__or__`` and
+    ``__ror__``), the left operand's keys first; the result written and read back; the input unchanged."""
+    right = od | {"b": x * 2, "c": 3}
+    left = {"c": x, "a": 0} | od
+    left["c"] = left["a"] + right["c"]
+    return x + 1, right, left, type(right).__name__, type(left).__name__, od
+
+
+def _dict_or_ordered_inputs():
+    return torch.randn(3), collections.OrderedDict(a=1, b=torch.ones(3))
+
+
+def _dict_or_ordered_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = torch.zeros(3)
+
+
+def dict_or_ordered_constants(x, cfg):
+    """``{...} | OrderedDict(...)`` of constants made in the frame: an ``OrderedDict`` (2.5-2.7 fold the
+    operator over the constants into a plain ``dict``)."""
+    merged = {"q": cfg["n"], "r": 4} | collections.OrderedDict(p=1, q=2)
+    return x + 1, merged, type(merged).__name__, list(merged)
+
+
+def _dict_or_ordered_constants_inputs():
+    return torch.randn(3), {"n": 3}
+
+
+def _dict_or_ordered_constants_vary(args):
+    args[0].add_(1)
+    args[1]["n"] = 7
+
+
+CASES = CASES + (
+    Case("dict_or_ordered", ("dict-or",), dict_or_ordered, _dict_or_ordered_inputs, vary=_dict_or_ordered_vary,
+         torch="<2.13",
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: or_"),
+                    Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
+                    Expect(">=2.8,<2.9", WRONG_RESULT)),
+         doc="`d | od` with an `OrderedDict` passed in: a plain `dict` on 2.8 (a graph break on 2.5-2.7); 2.13+ "
+             "cannot return an `OrderedDict` made from an input's (with and without tdcompat)"),
+    Case("dict_or_ordered_constants", ("dict-or",), dict_or_ordered_constants, _dict_or_ordered_constants_inputs,
+         vary=_dict_or_ordered_constants_vary, torch="<2.14",
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`{...} | OrderedDict(...)` of constants is a plain `dict` on 2.5-2.8 (2.14+ do not trace "
+             "`OrderedDict(p=1)`, with and without tdcompat)"),
+)
+
+
 # -- frozenset-inplace-op: `fs |= b` on a frozenset -------------------------------------------------------
 
 
