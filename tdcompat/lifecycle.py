@@ -6,8 +6,8 @@ it has no side effects. :func:`activate` reads the settings, plans, and applies 
 differences under the registry's lock; the doctor shows what it recorded.
 
 When: lazily, the moment ``torch._dynamo`` finishes importing. ``import tdcompat``
-only registers a wrapt post-import hook on the *package* ``torch._dynamo`` (a hook on
-a leaf module would fire while the package is half-initialised). Importing Dynamo
+only registers a post-import hook (:mod:`tdcompat.import_hook`) on the *package* ``torch._dynamo`` (a
+hook on a leaf module would fire while the package is half-initialised). Importing Dynamo
 costs seconds, so tdcompat never does it itself unless ``patch()`` is called explicitly.
 """
 
@@ -19,6 +19,7 @@ import threading
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
 from . import config
+from .import_hook import when_imported
 from .registry import Decision, Registry, State, TdcompatError, dependency_order, report
 
 if TYPE_CHECKING:
@@ -252,9 +253,7 @@ def start(load_patches: Callable[[], Iterable[Patch]]) -> Registry:
         if _registry is not None:
             return _registry
         _registry = registry = Registry(load_patches)
-    import wrapt
-
-    wrapt.register_post_import_hook(lambda module: on_dynamo_import(registry), DYNAMO)
+    when_imported(DYNAMO, lambda module: on_dynamo_import(registry))
     return registry
 
 
