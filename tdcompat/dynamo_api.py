@@ -128,6 +128,17 @@ def is_data_descriptor(cls: type, name: str) -> bool:
     return attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"))
 
 
+def shadows_instance_dict(cls: type, name: str) -> bool:
+    """Does ``cls`` (or a base) define ``name`` as a data descriptor that answers *reads* of ``obj.name``?
+    CPython calls it only when its type has ``__get__`` as well as ``__set__``/``__delete__``; a
+    descriptor without ``__get__`` (only ``__set__``) still takes stores and deletions
+    (:func:`is_data_descriptor`) but leaves reads to the instance dict (upstream test_misc.py
+    ``MiscTests::test_set_descriptor``)."""
+    attr = inspect.getattr_static(cls, name, None)
+    kind = type(attr)
+    return attr is not None and hasattr(kind, "__get__") and (hasattr(kind, "__set__") or hasattr(kind, "__delete__"))
+
+
 def const_str(vt):
     """The ``str`` a tracker holds as a Python constant, or None."""
     try:

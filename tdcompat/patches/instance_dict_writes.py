@@ -72,7 +72,7 @@ whether a key is present in an input object's ``__dict__`` are guarded
 
 from __future__ import annotations
 
-from ..dynamo_api import LAZY_MODULE, bind_args, const_str, is_data_descriptor, peek, realize
+from ..dynamo_api import LAZY_MODULE, bind_args, const_str, is_data_descriptor, peek, realize, shadows_instance_dict
 from ..instance_dict import instance_dict_receiver_types, readd_tracker
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
@@ -358,7 +358,9 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     """``obj.key`` after ``obj.__dict__[key] = v`` in the frame, for a key a data descriptor
     (a property) of the class shares: CPython calls the descriptor, Dynamo 2.8-2.11 returns
     ``v`` from the side-effects table (``call_getattr``'s pending-mutation shortcut; silently
-    wrong).
+    wrong). A descriptor without ``__get__`` does not answer reads (CPython reads the instance
+    dict, which is what Dynamo returns): deferred (upstream ``MiscTests::test_set_descriptor``
+    passes natively on 2.10 and broke here).
 
     A plain ``property`` whose getter is a Python function is traced as CPython runs it:
     ``type(obj).key.fget(obj)`` (:func:`_trace_property`); a getter that reads
@@ -371,7 +373,7 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     obj = realize(obj)
     name = const_str(name_var)
     if (name is None or name not in obj.attrs_directly_modifed_on_dict
-            or not is_data_descriptor(type(obj.value), name)
+            or not shadows_instance_dict(type(obj.value), name)
             or not tx.output.side_effects.has_pending_mutation_of_attr(obj, name)):
         return DEFER
     if len(args) == 3:
