@@ -122,10 +122,22 @@ def static_lookup(cls: type, name: str):
     return MISSING
 
 
-def is_data_descriptor(cls: type, name: str) -> bool:
-    """Does ``cls`` (or a base) define ``name`` as a data descriptor? Those win over the instance dict."""
+def _descriptor_type(cls: type, name: str) -> Optional[type]:
+    """The type of what ``cls`` (or a base) holds under ``name``, read statically, or None."""
     attr = inspect.getattr_static(cls, name, None)
-    return attr is not None and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"))
+    return None if attr is None else type(attr)
+
+
+def _takes_stores(kind: type) -> bool:
+    """A data descriptor's type: ``obj.name = v`` and ``del obj.name`` go through it."""
+    return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
+
+
+def is_data_descriptor(cls: type, name: str) -> bool:
+    """Does ``cls`` (or a base) define ``name`` as a data descriptor? Those take stores and deletions
+    before the instance dict."""
+    kind = _descriptor_type(cls, name)
+    return kind is not None and _takes_stores(kind)
 
 
 def shadows_instance_dict(cls: type, name: str) -> bool:
@@ -134,9 +146,8 @@ def shadows_instance_dict(cls: type, name: str) -> bool:
     descriptor without ``__get__`` (only ``__set__``) still takes stores and deletions
     (:func:`is_data_descriptor`) but leaves reads to the instance dict (upstream test_misc.py
     ``MiscTests::test_set_descriptor``)."""
-    attr = inspect.getattr_static(cls, name, None)
-    kind = type(attr)
-    return attr is not None and hasattr(kind, "__get__") and (hasattr(kind, "__set__") or hasattr(kind, "__delete__"))
+    kind = _descriptor_type(cls, name)
+    return kind is not None and hasattr(kind, "__get__") and _takes_stores(kind)
 
 
 def const_str(vt):
