@@ -365,6 +365,25 @@ def peek(vt):
     return vt, None
 
 
+def step_iterator(tx, iterator, fn) -> None:
+    """Call ``fn`` on each item of a Dynamo iterator tracker, drawing the next only after ``fn`` returned
+    (CPython's ``for`` over an iterator): ``force_apply_to_var_sequence`` where this torch has it (2.8+),
+    else ``next_variable`` until its observed ``StopIteration`` (2.5-2.7), handled as Dynamo's own loop does."""
+    apply = getattr(iterator, "force_apply_to_var_sequence", None)
+    if apply is not None:
+        apply(tx, fn)
+        return
+    from torch._dynamo.exc import ObservedUserStopIteration, handle_observed_exception
+
+    while True:
+        try:
+            item = iterator.next_variable(tx)
+        except ObservedUserStopIteration:
+            handle_observed_exception(tx)
+            return
+        fn(item)
+
+
 def is_mutable(vt) -> bool:
     """May the frame change the object ``vt`` tracks? ``vt.is_mutable()`` from 2.6; 2.5 marks it with a
     ``mutable_local``."""
@@ -372,6 +391,18 @@ def is_mutable(vt) -> bool:
     if callable(method):
         return bool(method())
     return getattr(vt, "mutable_local", None) is not None
+
+
+def dict_class(vt) -> Optional[type]:
+    """The class of the dict a dict tracker stands for: ``user_cls`` (<2.14), ``python_type()`` (2.14+, where
+    ``ConstDictVariable`` keeps it as ``_cpython_type``); None when the tracker cannot say."""
+    cls = getattr(vt, "user_cls", None)
+    if cls is None:
+        try:
+            cls = vt.python_type()
+        except Exception:  # noqa: BLE001 - a tracker that cannot say: not accepted
+            return None
+    return cls if isinstance(cls, type) else None
 
 
 def is_plain_dict(vt) -> bool:

@@ -520,8 +520,25 @@ def refused(d):
     return out
 
 
+def grown(d, how):
+    """``d`` filled from a generator that reads it as it grows (dict-update-lazy-pairs: each pair stored before
+    the next is drawn; dict-ior-in-place steps it for ``|=`` on 2.7-2.8), through ``update`` (with a keyword),
+    ``|=``, ``__ior__``, or ``update`` of a ``map`` over it; the name that held ``d`` before, and ``d``."""
+    kept = d
+    pairs = ((k, len(d)) for k in ("p", "q", "a"))
+    if how == "update":
+        d.update(pairs, z=len(d))
+    elif how == "ior":
+        d |= pairs
+    elif how == "dunder":
+        d = d.__ior__(pairs)
+    else:
+        d.update(map(lambda p: (p[0], p[1] + len(d)), pairs))
+    return kept, d
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs")
+           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1575,7 +1592,15 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "ored(dict(vars({o})), collections.OrderedDict(a={o}, z=0))",
             "ored(collections.OrderedDict(vars({o})), {{'z': {o}}})",
             "ored({{'q': 1, 'r': 2}}, collections.OrderedDict(p=0, q=3))",
-            "collections.OrderedDict(z={o}).__or__(dict(vars({o})))")
+            "collections.OrderedDict(z={o}).__or__(dict(vars({o})))",
+            # `|=` / `__ior__` with pairs on the right (dict-ior-in-place, 2.5-2.8), `update` with keywords alone
+            # (dict-update-args, 2.5), a generator that reads the dict it fills (dict-update-lazy-pairs, 2.5+)
+            "ior_kept(dict(vars({o})), [('z', {o}), ('a', 0)])", "ior_kept(dict({o}.__dict__), {{'k': {o}}}.items())",
+            "dict(vars({o})).__ior__([('k', {o})])", "ior_kept(collections.OrderedDict(a={o}), (['b', 1],))",
+            "updated(dict({o}.__dict__), q={o}, a=1)",
+            "grown(dict(vars({o})), 'update')", "grown(dict({o}.__dict__), 'ior')",
+            "grown(collections.OrderedDict(vars({o})), 'dunder')", "grown(dict(vars({o})), 'map')",
+            "grown(collections.defaultdict(list, a={o}), 'update')")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

@@ -104,7 +104,46 @@ def set_ior_keys_view(x, s):
     return x + 1, sorted(alias), sorted(s), alias is s
 
 
-SHAPES = {f.__name__: f for f in (ior_input, ior_ordered, ior_defaultdict_input, dd_or_dict, dict_or_dd,
+def ior_pairs(x, d):
+    alias = d
+    d |= [("c", x), ("a", 0)]
+    d |= (["z", x * 2],)
+    return x + 1, list(alias), alias["a"]
+
+
+def ior_constant_pairs(x, d):
+    """Pairs of constants into a dict of constants: 2.5-2.7 fold ``operator.ior`` over copies."""
+    alias = d
+    d |= [("k", 1), ("n", 2)]
+    alias["w"] = 3
+    return x + 1, sorted(d), sorted(alias)
+
+
+def ior_items_and_zip(x, d):
+    """A dict's items, then ``zip``/``iter`` over lists: right, or (2.5-2.12, where Dynamo's zip holds list
+    iterators it cannot tell from a drained generator) Dynamo's own answer."""
+    d |= {"q": x, "a": 5}.items()
+    d |= zip(("r", "s"), (x, 1))
+    d |= iter([("t", 0)])
+    return x + 1, list(d)
+
+
+def ior_generator_reads_d(x, d):
+    d |= ((k, len(d) + x) for k in ("p", "r"))
+    return x + 1, list(d), d["r"]
+
+
+def dunder_ior(x, d):
+    same = d.__ior__({"c": x})
+    same["w"] = 1
+    again = d.__ior__([("m", x * 2)])
+    s = {"u"}
+    s.__ior__({"v"}).add("t")
+    return x + 1, list(d), list(again), sorted(s)
+
+
+SHAPES = {f.__name__: f for f in (ior_pairs, ior_constant_pairs, ior_items_and_zip, ior_generator_reads_d,
+                                  dunder_ior, ior_input, ior_ordered, ior_defaultdict_input, dd_or_dict, dict_or_dd,
                                   dict_or_dd_type, dd_or_dd, made_dict_or_dd, made_consts_or_dd, ordered_or_dd,
                                   set_ior_input, set_ior_frozenset, set_ior_keys_view)}
 SET_INPUT = {"set_ior_input", "set_ior_frozenset", "set_ior_keys_view"}
@@ -119,23 +158,35 @@ def _make_for(shape):
             return x, {"a", f"s{n}"}
         if shape in DEFAULTDICT_INPUT:
             return x, collections.defaultdict(list, {"a": [n], "b": [n + 1]})
+        if shape == "ior_constant_pairs":
+            return x, {"a": n, "b": n + 1}
         return x, {"a": n, "b": torch.ones(2) * n}
     return make
 
 
 def _native_wrong(shape):
     """Measured with TDCOMPAT_DISABLE='*': 2.12 updates ``s`` in place for ``s |= d.keys()`` (CPython rebinds
-    it to a new set: ``set.__ior__`` refuses a view); no patch covers it."""
+    it to a new set: ``set.__ior__`` refuses a view); no patch covers it. 2.7 folds ``d |= iter([...])`` of
+    constants over copies (the caller's dict misses the pair); the list iterator is left to Dynamo."""
     if shape == "set_ior_keys_view" and TORCH == (2, 12):
         pytest.xfail("native on 2.12: s |= d.keys() changes s in place")
+    if shape == "ior_items_and_zip" and TORCH == (2, 7):
+        pytest.xfail("native on 2.7: d |= iter([...]) of constants folded over copies")
+    if shape == "ior_items_and_zip" and TORCH == (2, 8):
+        pytest.xfail("native on 2.8: d |= zip(...) crashes the compile (InternalTorchDynamoError), also without "
+                     "fullgraph")
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_equals_eager_or_breaks(shape):
     _native_wrong(shape)
     found = eager_vs_compiled(SHAPES[shape], _make_for(shape), (1, 2))
-    right_everywhere = ("ior_input", "ior_ordered", "set_ior_input", "set_ior_frozenset", "made_consts_or_dd")
-    if (TORCH >= (2, 8) and shape not in ("ordered_or_dd", "set_ior_keys_view")) or shape in right_everywhere:
+    right_everywhere = ("ior_input", "ior_ordered", "set_ior_input", "set_ior_frozenset", "made_consts_or_dd",
+                        "ior_pairs", "ior_constant_pairs", "dunder_ior")
+    if TORCH >= (2, 7) and shape == "ior_generator_reads_d":
+        assert found is None, found  # dict-ior-in-place (2.7-2.8), dict-update-lazy-pairs (2.9+)
+    if ((TORCH >= (2, 8) and shape not in ("ordered_or_dd", "set_ior_keys_view", "ior_items_and_zip"))
+            or shape in right_everywhere):
         assert found is None, found  # right (with the patches where they apply)
     assert found is None or isinstance(found, Unsupported), found
 
@@ -162,6 +213,20 @@ def test_without_dict_ior_in_place_the_input_misses_the_update():
     else:
         assert isinstance(found, Unsupported), found  # 2.5-2.7: `builtin: ior` / `Failed to trace builtin operator`
     assert isinstance(found_set, str), found_set  # 2.5-2.8: the caller's set misses the items, silently
+
+
+@pytest.mark.skipif(TORCH >= (2, 9), reason="dict-ior-in-place applies on 2.5-2.8")
+def test_without_dict_ior_in_place_pairs_are_wrong_or_break():
+    """``d |= [pairs]`` of constants: the caller's dict misses them on 2.5-2.7 (folded over copies), an internal
+    error on 2.8; ``d.__ior__(b)`` spelled out breaks on 2.5-2.8."""
+    with without_patch("dict-ior-in-place"):
+        constants = eager_vs_compiled(ior_constant_pairs, _make_for("ior_constant_pairs"), (1, 2))
+        spelled = eager_vs_compiled(dunder_ior, _make_for("dunder_ior"), (1, 2))
+    if TORCH < (2, 8):
+        assert isinstance(constants, str), constants  # silently wrong
+    else:
+        assert isinstance(constants, Exception) and "unsupported operand" in str(constants), constants
+    assert isinstance(spelled, Unsupported), spelled
 
 
 @pytest.mark.skipif(TORCH >= (2, 8), reason="2.5-2.7: defaultdict-construction lets the frame reach it")

@@ -201,3 +201,26 @@ def test_accepted_shapes_compile():
             assert _check(fn, cls, True) == "compiled", (fn.__name__, cls.__name__)
     if _release() >= Version("2.8"):  # 2.5-2.7 cannot raise TypeError inside the trace
         assert _check(update_argument_counts, KeysAndItems, True) == "compiled"
+
+
+def update_keywords_only(x, d):
+    """``d.update(k=v)`` with keywords alone, on a dict passed in and one made in the frame (2.5: a graph break)."""
+    made = {"a": 1}
+    r = made.update(b=x * 2, a=x)
+    d.update(z=made["b"], a=0)
+    return r, list(made), list(d), d["z"]
+
+
+def _keywords_inputs(n):
+    x = torch.arange(3.0) * n
+    return x, {"a": n, "y": x}
+
+
+def test_keywords_only_equals_eager():
+    from conftest import eager_vs_compiled, without_patch
+
+    assert eager_vs_compiled(update_keywords_only, _keywords_inputs, (1, 2)) is None
+    if _release() < Version("2.6"):  # 2.5: `call_method ConstDictVariable() update [] {...}`
+        with without_patch("dict-update-args"):
+            found = eager_vs_compiled(update_keywords_only, _keywords_inputs, (1, 2))
+        assert found is not None and "update" in str(found), found

@@ -59,6 +59,13 @@ def test_instance_dict_model_sits_on_shims_and_handler_protocol():
     assert _imports()["tdcompat.instance_dict"] <= {"tdcompat.dynamo_api", "tdcompat.wrappers"}
 
 
+def test_shared_models_sit_on_shims_and_handler_protocol():
+    """The models patches share (``sequence_identity``, ``dict_pairs``) use the shims only, like the instance-dict
+    model."""
+    for model in ("tdcompat.sequence_identity", "tdcompat.dict_pairs"):
+        assert _imports()[model] <= {"tdcompat.dynamo_api", "tdcompat.wrappers"}, model
+
+
 def test_patches_do_not_import_each_other():
     graph = _imports()
     for module, deps in graph.items():

@@ -912,6 +912,103 @@ CASES = CASES + (
 )
 
 
+# -- dict-ior-in-place: `d |= pairs`, `d.__ior__(b)`; dict-update-args: `d.update(k=v)` ---------------------
+
+
+def dict_ior_pairs_input(x, d):
+    """``d |= <pairs>`` on a dict passed in (a list of pairs, a tuple of ``[key, value]`` lists, a dict's items):
+    each pair stored in order, the caller's dict and an alias updated, an existing key kept in place."""
+    alias = d
+    d |= [("c", x * 2), ("a", 0)]
+    d |= (["z", x.sum()], ["c", x + 3])
+    d |= {"q": 1, "a": 5}.items()
+    return x + 1, list(alias), alias["c"], len(d)
+
+
+def dict_ior_constant_pairs(x, d):
+    """``d |= [pairs]`` of constants on a dict passed in: 2.5-2.7 fold ``operator.ior`` over the constants, so
+    the frame's name holds the right dict but the caller's dict and the alias do not."""
+    alias = d
+    d |= [("k", 1), ("n", d["n"] + 1)]
+    alias["w"] = 0  # one dict under both names
+    return x + 1, sorted(d), sorted(alias)
+
+
+def _ior_constant_inputs():
+    return torch.randn(3), {"n": 3}
+
+
+def _ior_constant_vary(args):
+    args[0].add_(1)
+    args[1]["n"] = 7
+
+
+def dict_ior_iterator_input(x, d):
+    """``d |= <generator>`` (a generator function and a generator expression, each reading ``d`` as it grows):
+    stored pair by pair, the next item drawn after the store of the one before (``len(d)`` grows), the
+    generators left exhausted."""
+    def grow():
+        for key in ("p", "r"):
+            yield key, len(d) + x
+    d |= grow()
+    pairs = ((k, x * len(d)) for k in ("s", "a"))
+    d.__ior__(pairs)
+    return x + 1, list(d), d["r"], d["s"], list(pairs)
+
+
+def dict_dunder_ior(x, d):
+    """``d.__ior__(b)`` spelled out, for a dict passed in (a dict, then a dict's items) and a set made in the
+    frame: ``d`` itself, updated (a store through the result is seen through ``d``; not ``is``, which 2.5-2.6
+    fold over copies of constant dicts)."""
+    same = d.__ior__({"c": x * 2})
+    same["w"] = 1  # d itself: seen through d
+    again = d.__ior__({"m": x.sum(), "a": 0}.items())
+    again["v"] = 2
+    s = {"u"}
+    s_same = s.__ior__({"v", len(d)})
+    s_same.add("t")
+    return x + 1, list(d), list(same), sorted(map(str, s))
+
+
+def dict_update_keywords(x, d):
+    """``d.update(k=v, ...)`` with keywords alone, on a dict passed in and one made in the frame: stored in the
+    call's order, ``None``."""
+    made = {"a": 1}
+    result = made.update(b=x * 2, a=x)
+    d.update(z=made["b"], a=0)
+    return x + 1, result, list(made), list(d), d["z"]
+
+
+CASES = CASES + (
+    Case("dict_ior_pairs_input", ("dict-ior-in-place",), dict_ior_pairs_input, _ior_inputs, vary=_ior_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: ior"),
+                    Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
+                    Expect(">=2.8,<2.9", GRAPH_BREAK, detail=r"InternalTorchDynamoError")),
+         doc="`d |= [(k, v), ...]` / `d |= other.items()` on a dict passed in: a graph break on 2.5-2.7, an "
+             "internal error on 2.8 (`unsupported operand type(s) for |`)"),
+    Case("dict_ior_constant_pairs", ("dict-ior-in-place",), dict_ior_constant_pairs, _ior_constant_inputs,
+         vary=_ior_constant_vary,
+         unpatched=(Expect("<2.8", WRONG_RESULT), Expect(">=2.8,<2.9", GRAPH_BREAK,
+                                                         detail=r"InternalTorchDynamoError")),
+         doc="`d |= [pairs]` of constants: the caller's dict is not updated on 2.5-2.7 (the operator folded "
+             "over copies); an internal error on 2.8"),
+    Case("dict_ior_iterator_input", ("dict-ior-in-place", "dict-update-lazy-pairs"), dict_ior_iterator_input,
+         _ior_inputs, vary=_ior_vary, torch=">=2.7",
+         unpatched=(Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
+                    Expect(">=2.8,<2.9", GRAPH_BREAK, detail=r"InternalTorchDynamoError"),
+                    Expect(">=2.9", WRONG_RESULT)),
+         doc="`d |= generator`: a graph break on 2.7, an internal error on 2.8, and from 2.9 the "
+             "generator drained before the first store (it reads `len(d)` unchanged) (2.5-2.6 cannot trace the "
+             "generator, with and without tdcompat)"),
+    Case("dict_dunder_ior", ("dict-ior-in-place",), dict_dunder_ior, _ior_inputs, vary=_ior_vary,
+         unpatched=(Expect("<2.9", GRAPH_BREAK, detail=r"__ior__|Unsupported method call"),),
+         doc="`d.__ior__(b)` / `s.__ior__(t)` spelled out: a graph break on 2.5-2.8"),
+    Case("dict_update_keywords", ("dict-update-args",), dict_update_keywords, _ior_inputs, vary=_ior_vary,
+         unpatched=(Expect("<2.6", GRAPH_BREAK, detail=r"update \[\]"),),
+         doc="`d.update(k=v)` with keywords alone: a graph break on 2.5"),
+)
+
+
 # -- dict-or: `a | b` of two dicts (PEP 584) ------------------------------------------------------------
 
 
@@ -1023,3 +1120,25 @@ CASES = CASES + (
          doc="`fs |= b` (`&=`, `^=`, `-=`) on a frozenset crashes the compile on 2.9-2.12 (also without "
              "fullgraph); 2.5-2.8 build a `set` instead, with and without tdcompat (native)"),
 )
+
+
+# -- dict-update-lazy-pairs: a generator read while it fills a dict ---------------------------------------
+
+
+def dict_update_lazy_pairs(x, d):
+    """``d.update(gen)`` / ``od.update(map(...), q=...)`` where the generator reads the dict it fills: each
+    pair is stored before the next is drawn, so ``len(d)`` grows under the generator; the keywords last."""
+    d.update((k, len(d) + x) for k in ("p", "r"))
+    od = collections.OrderedDict(a=x)
+    od.update(map(lambda k: (k, len(od)), ("s", "t")), q=len(od))
+    return x + 1, list(d), d["r"], list(od.items())
+
+
+CASES = CASES + (
+    Case("dict_update_lazy_pairs", ("dict-update-lazy-pairs",), dict_update_lazy_pairs, _ior_inputs, vary=_ior_vary,
+         torch=">=2.7",
+         unpatched=(Expect(">=2.7", WRONG_RESULT),),
+         doc="`d.update(gen)` where the generator reads `d`: every pair stored only after the generator is drained "
+             "(2.7-2.15; 2.5-2.6 cannot trace the generator, with and without tdcompat)"),
+)
+

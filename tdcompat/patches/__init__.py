@@ -76,6 +76,8 @@ _PATCH_MODULES = (
     "dunder_dict_escape",
     "dict_or",
     "frozenset_inplace_op",
+    "dict_update_lazy_pairs",
+    "dict_update_drained_generator",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -3,7 +3,7 @@
 Symptom: ``d.update(m)`` where ``m`` is an object with ``keys()`` and ``__getitem__`` that is
 not a ``dict`` (CPython's "mapping protocol", no ``Mapping`` base needed), and ``{**m, ...}``
 over one, graph-break (``Unsupported: dict(): ...`` on 2.5, ``Unsupported method call`` on
-2.8, ``Observed exception`` on 2.12); so do ``d.update()`` (a no-op) and ``try: d.update(a,
+2.8, ``Observed exception`` on 2.12); so do ``d.update()`` (a no-op), ``d.update(k=v)`` on 2.5 and ``try: d.update(a,
 b) / except TypeError``.
 
 Root cause: ``ConstDictVariable.call_method`` (torch/_dynamo/variables/dicts.py), branch
@@ -16,6 +16,9 @@ What the handler accepts, on a plain ``dict`` tracker (``user_cls`` ``dict``, mu
 ``set``, an ``OrderedDict`` whose ``update`` is ``MutableMapping.update``, or a subclass):
 
 * ``d.update()``: returns ``None``, ``d`` unchanged (CPython's ``dict_update_arg`` is not called).
+* ``d.update(k=v, ...)``, keywords alone (2.5: ``call_method ConstDictVariable() update [] {...}``):
+  ``d[k] = v`` for each keyword in the call's order, as ``dict_update_common`` merges the keyword dict
+  (``PyDict_Merge``, no user code: the keys are ``str``), then ``None``.
 * ``d.update(a, b, ...)``: ``TypeError`` raised in the trace ("update expected at most 1
   argument, got N"), before anything is read or changed, as ``dict_update`` does (a graph break
   where this torch cannot raise ``TypeError`` there, 2.5-2.8).
@@ -89,16 +92,18 @@ def _update(wrapped, instance, args, kwargs):
         effects_begin()
         raise_observed(TypeError, tx, f"{instance}.update(<{len(margs)} args>)",
                        f"update expected at most 1 argument, got {len(margs)}")
-    if not margs or _plainly_not_mapping(margs[0]):
-        return DEFER
-    other = realize(margs[0])
-    if not _mapping_like(other):
-        return DEFER
+    if margs:
+        if _plainly_not_mapping(margs[0]):
+            return DEFER
+        other = realize(margs[0])
+        if not _mapping_like(other):
+            return DEFER
+        effects_begin()
+        keys = other.call_method(tx, "keys", [], {}).force_unpack_var_sequence(tx)
+        for key in keys:
+            value = other.call_method(tx, "__getitem__", [key], {})
+            wrapped(tx, "__setitem__", [key, value], {})
     effects_begin()
-    keys = other.call_method(tx, "keys", [], {}).force_unpack_var_sequence(tx)
-    for key in keys:
-        value = other.call_method(tx, "__getitem__", [key], {})
-        wrapped(tx, "__setitem__", [key, value], {})
     for word, value in mkwargs.items():  # CPython merges the keywords after the mapping, in order
         wrapped(tx, "__setitem__", [ConstantVariable.create(word), value], {})
     return none
@@ -106,11 +111,11 @@ def _update(wrapped, instance, args, kwargs):
 
 def _update_gate(original, handle):
     """This patch's layer on ``ConstDictVariable.call_method``: every other method name, and an
-    ``update`` the handler would defer (keywords alone; one argument :func:`_plainly_not_mapping`
-    tells), goes straight to Dynamo."""
+    ``update`` the handler would defer (one argument :func:`_plainly_not_mapping` tells), goes
+    straight to Dynamo."""
 
     def call_method(self, tx, name, args, kwargs):
-        if name != "update" or (not args and kwargs) or (len(args) == 1 and _plainly_not_mapping(args[0])):
+        if name != "update" or (len(args) == 1 and _plainly_not_mapping(args[0])):
             return original(self, tx, name, args, kwargs)
         return handle(self, tx, name, args, kwargs)
 
