@@ -29,6 +29,40 @@ def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_ABANDON: list = []
+
+
+def _frame_abandoned_class() -> type:
+    """``FrameAbandoned``: a ``SkipFrame`` of tdcompat's own, made when first needed (``exc`` is Dynamo's)."""
+    if not _ABANDON:
+        from torch._dynamo import exc
+
+        class FrameAbandoned(exc.SkipFrame):
+            """Raised by :func:`abandon_frame`; re-raised past every inlined call up to the frame's root."""
+
+        _ABANDON.append(FrameAbandoned)
+    return _ABANDON[0]
+
+
+def abandon_frame(tx, gb_type: str, context: str, explanation: str) -> NoReturn:
+    """Stop compiling the whole frame ``tx`` belongs to, so that CPython runs it: for a trace that went wrong
+    before the point that finds out (a generator Dynamo 2.5-2.6 ran ahead), where a graph break would resume
+    after a compiled prefix that holds the wrong state. Under ``fullgraph=True`` (``tx.one_graph``) it is the
+    usual graph break, the user's error. Dynamo turns a ``SkipFrame`` raised inside an inlined call into a
+    graph break at the call (``inline_call_``); :func:`reraise_abandoned` undoes that on the way up."""
+    if getattr(tx, "one_graph", False) or getattr(tx, "export", False):
+        graph_break(gb_type, context, explanation)
+    raise _frame_abandoned_class()(f"{gb_type}: {context} ({explanation})")
+
+
+def reraise_abandoned(error: BaseException) -> None:
+    """Raise the :func:`abandon_frame` exception ``error`` stands for (Dynamo's ``Unsupported("SKIPPED
+    INLINING ...") from`` it), if it does; return otherwise."""
+    cause = error.__cause__
+    if _ABANDON and isinstance(cause, _ABANDON[0]):
+        raise cause
+
+
 def is_dynamo_control_flow(error: BaseException) -> bool:
     """True for the exceptions Dynamo uses to steer tracing (graph breaks,
     observed user exceptions, restarts): a patch wrapper must let these through."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 import collections
 
 from ..dict_pairs import generators_step_lazily, holds_drained_generator, is_lazy_iterator, known_pairs, store_lazily
-from ..dynamo_api import bind_args, graph_break, is_mutable, realize
+from ..dynamo_api import abandon_frame, bind_args, is_mutable, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
@@ -110,9 +110,9 @@ def _in_place(tx, a, b):
     plain = type(a) is ConstDictVariable and getattr(a, "user_cls", None) in _PLAIN
     if not (plain or type(a) is DefaultDictVariable):
         return DEFER
-    if holds_drained_generator(b):  # marked by dict-update-lazy-pairs (2.5-2.6): its items predate the stores
-        graph_break("dict |= a generator Dynamo already ran", f"{NAME}: {a} |= {b}",
-                    "the generator's items were computed before the update (torch <2.7)")
+    if holds_drained_generator(b):  # marked by dict-update-drained-generator (2.5-2.6): its items predate the stores
+        abandon_frame(tx, "dict |= a generator Dynamo already ran", f"{NAME}: {a} |= {b}",
+                      "the generator's items were computed before the update (torch <2.7)")
     return a if _merge_pairs(tx, a, b) else DEFER
 
 

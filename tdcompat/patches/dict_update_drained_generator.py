@@ -16,9 +16,13 @@ What the handlers do: the gate on ``inline_call_`` marks the list iterator it re
 ``CO_GENERATOR`` (``dict_pairs.mark_drained``: an attribute on Dynamo's own tracker, read by nothing else);
 ``BuiltinVariable.call_zip``/``call_map`` mark their result when an argument is marked (they copy their
 iterables' items into plain lists). ``update``/``__ior__`` on a dict tracker with one marked argument, and
-``d |= marked`` (``dict-ior-in-place``), graph-break. Sound: the break only stops a trace; a list iterator
-that is not marked (``iter(list)``, whose items CPython would also read whole) and everything else stay
-Dynamo's. Not covered: other consumers of such a generator that mutate what it reads (``list.extend``,
+``d |= marked`` (``dict-ior-in-place``), give up the whole frame (``dynamo_api.abandon_frame``): under
+``fullgraph=True`` a graph break (the user's error); otherwise CPython runs the frame, because a graph break
+there would resume after a compiled prefix that already ran the generator, handing the resumed code a list of
+stale items (found by the fuzzer on 2.6.0, ``fullgraph=False``: seeds 458144038428467, ...429227, ...430071).
+The gate on ``inline_call_`` passes that request up through every inlined call. Sound: it only stops a trace;
+a list iterator that is not marked (``iter(list)``, whose items CPython would also read whole) and everything
+else stay Dynamo's. Not covered: other consumers of such a generator that mutate what it reads (``list.extend``,
 ``set.update``), left to Dynamo.
 """
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 import inspect
 
 from ..dict_pairs import holds_drained_generator, mark_drained
-from ..dynamo_api import bind_args, graph_break, realize
+from ..dynamo_api import abandon_frame, bind_args, realize, reraise_abandoned
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate, method_name_gate, replay, routed_gate
 
@@ -53,7 +57,11 @@ def _inline_call_gate(original, handle):
     iterator it returns goes on to :func:`_inline_call`, anything else costs one type test."""
 
     def inline_call_(parent, func, args, kwargs):
-        result = original(parent, func, args, kwargs)
+        try:
+            result = original(parent, func, args, kwargs)
+        except Exception as error:  # an abandoned frame: on up to the root (see abandon_frame)
+            reraise_abandoned(error)
+            raise
         if type(result).__name__ != "ListIteratorVariable":
             return result
         return _inline_call(replay(result), None, (parent, func, args, kwargs), {})
@@ -76,12 +84,12 @@ def _update(wrapped, instance, args, kwargs):
     bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None:
         return DEFER
-    _tx, name, call_args, _call_kwargs = bound
+    tx, name, call_args, _call_kwargs = bound
     if name not in ("update", "__ior__") or len(call_args) != 1 or not holds_drained_generator(realize(call_args[0])):
         return DEFER
-    graph_break("dict update from a generator Dynamo already ran", f"{NAME}: {instance}.{name}({call_args[0]})",
-                "the generator's items were computed before the update (torch <2.7); CPython draws each after "
-                "the store of the one before")
+    abandon_frame(tx, "dict update from a generator Dynamo already ran", f"{NAME}: {instance}.{name}({call_args[0]})",
+                  "the generator's items were computed before the update (torch <2.7); CPython draws each after "
+                  "the store of the one before")
 
 
 #: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``update`` and ``__ior__`` reach

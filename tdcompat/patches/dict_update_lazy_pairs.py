@@ -14,7 +14,8 @@ unpacks the whole iterable first; 2.15's ``ConstDictVariable.dict_update`` (also
 it, then draws the next.
 
 What the handlers accept: ``update`` (with keywords or not) and ``__ior__`` on an exact ``ConstDictVariable``
-of a ``dict`` or an ``OrderedDict`` or an exact ``DefaultDictVariable``, mutable, with one positional
+of a ``dict`` or an ``OrderedDict``, an exact ``DefaultDictVariable`` or (2.15) ``UserDefinedDefaultDictVariable``
+of the class ``collections.defaultdict`` itself, mutable, with one positional
 argument that ``tdcompat.dict_pairs.is_lazy_iterator`` accepts (a generator made in the frame, ``zip``,
 ``map``, a list or tuple iterator). Each item is drawn with Dynamo's own ``next_variable`` and stored with Dynamo's own
 ``d[key] = value`` before the next is drawn, then the keywords in order: CPython's loop, step for step
@@ -42,9 +43,12 @@ _PLAIN = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 #: Dynamo's trackers of a dict, an ``OrderedDict`` (its own class from 2.14) and a ``defaultdict`` (a
-#: ``ConstDictVariable`` subclass before 2.13; 2.13+ model it as a user object over a dict tracker, whose
-#: ``update`` lands here as that dict's).
-_TRACKERS = frozenset({"ConstDictVariable", "OrderedDictVariable", "DefaultDictVariable"})
+#: ``ConstDictVariable`` subclass before 2.13; 2.13-2.14 model it as a user object over a dict tracker, whose
+#: ``update`` lands here as that dict's; 2.15 makes one built in the frame a ``UserDefinedDefaultDictVariable``,
+#: a user object that is itself a ``ConstDictVariable``, whose ``update`` goes from the user-object
+#: ``call_method`` straight to the ``tp_methods`` table, past both targets above: fuzzer program 438).
+_TRACKERS = frozenset({"ConstDictVariable", "OrderedDictVariable", "DefaultDictVariable",
+                       "UserDefinedDefaultDictVariable"})
 
 
 def _target(vt) -> bool:
@@ -106,6 +110,9 @@ def _dict_update(wrapped, instance, args, kwargs):
 #: the handler, through the name gate it shares with the other dict-method patches.
 _call_method_gate = routed_gate(_call_method, method_name_gate, frozenset({"update", "__ior__"}))
 
+#: The same on a dict-subclass user object's ``call_method`` (2.15: only an exact ``defaultdict`` is accepted).
+_user_dict_call_method_gate = routed_gate(_call_method, method_name_gate, frozenset({"update", "__ior__"}))
+
 
 PATCH = Patch(
     name=NAME,
@@ -128,6 +135,9 @@ PATCH = Patch(
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.dicts", "ConstDictVariable", "dict_update", _dict_update,
                params=("tx", "args", "kwargs"), optional=True),  # 2.15+
+        Target("torch._dynamo.variables.user_defined", "UserDefinedDictVariable", "call_method",
+               _user_dict_call_method_gate, params=("tx", "name", "args", "kwargs"), optional=True,
+               inherited=True),  # 2.13+; 2.15: a defaultdict built in the frame
     ),
     summary="d.update(gen) / d |= gen store each pair before the generator's next item is drawn, as "
     "PyDict_MergeFromSeq2",
