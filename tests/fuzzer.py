@@ -537,8 +537,30 @@ def grown(d, how):
     return kept, d
 
 
+#: A global defaultdict (an input: Dynamo builds it from its source) whose factory ``gdd_state(n)`` changes
+#: for each call (``make(n)``): the guard on ``GDD.default_factory`` must recompile (defaultdict-factory-read).
+GDD: "collections.defaultdict" = collections.defaultdict(list, a=1)
+
+
+def gdd_state(n):
+    """``GDD``'s factory for call ``n``: list, dict, None, a function, in turn; its items reset."""
+    GDD.clear()
+    GDD.default_factory = (list, dict, None, target_fn)[n % 4]
+    GDD["a"] = n
+
+
+def factory_reads(d):
+    """``d.default_factory`` compared with ``is``/``==``, tested with ``callable`` and called
+    (defaultdict-factory-read, 2.5-2.10: an opaque attribute to Dynamo, ``is`` against it False)."""
+    f = d.default_factory
+    through_getattr = getattr(d, "default_factory")  # noqa: B009 - the getattr() path, as users write it
+    return (f is list, d.default_factory is not dict, f is None, through_getattr is f,
+            f is target_fn, f == list, callable(f), f() if callable(f) else None)  # noqa: E721 - == on purpose
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown")
+           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown", "GDD",
+           "gdd_state", "factory_reads")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1041,6 +1063,8 @@ class Program:
         lines += _render(self, self.ops, state, 1, counter)
         if any("SubD" in line for line in lines):
             make.insert(2, "    sub_dict_state(n)")
+        if any("GDD" in line for line in lines):
+            make.insert(2, "    gdd_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
                 lines.append(f"    out.append({self.name(i)})")
@@ -1600,7 +1624,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "updated(dict({o}.__dict__), q={o}, a=1)",
             "grown(dict(vars({o})), 'update')", "grown(dict({o}.__dict__), 'ior')",
             "grown(collections.OrderedDict(vars({o})), 'dunder')", "grown(dict(vars({o})), 'map')",
-            "grown(collections.defaultdict(list, a={o}), 'update')")
+            "grown(collections.defaultdict(list, a={o}), 'update')",
+            # a defaultdict's factory read, compared, called: one made in the frame (keywords: defaultdict-
+            # construction, 2.5-2.9), a copy, and a global whose factory changes per call (defaultdict-factory-read)
+            "factory_reads(collections.defaultdict(list, a={o}))", "factory_reads(GDD)",
+            "(factory_reads(GDD.copy()), GDD.default_factory is {o})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

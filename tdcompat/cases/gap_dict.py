@@ -1142,3 +1142,33 @@ CASES = CASES + (
              "(2.7-2.15; 2.5-2.6 cannot trace the generator, with and without tdcompat)"),
 )
 
+
+
+# -- defaultdict-factory-read: `d.default_factory` compared with `is` ------------------------------------------
+
+
+def defaultdict_factory_read(x, d):
+    """``d.default_factory is list`` for a defaultdict passed in and one made in the frame, written into the
+    input and read back; the factory called through the missing key."""
+    made = collections.defaultdict(list)
+    made["k"].append(len(d))
+    d["seen"] = (d.default_factory is list, made.default_factory is list, made.default_factory is not dict)
+    return x + 1, d["seen"], made["k"]
+
+
+def _defaultdict_factory_read_inputs():
+    return torch.randn(3), collections.defaultdict(list, a=1)
+
+
+def _defaultdict_factory_read_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = 2
+
+
+CASES = CASES + (
+    Case("defaultdict_factory_read", ("defaultdict-factory-read",), defaultdict_factory_read,
+         _defaultdict_factory_read_inputs, vary=_defaultdict_factory_read_vary,
+         unpatched=(Expect("<2.11", WRONG_RESULT),),
+         doc="`d.default_factory is list` is False for a defaultdict made in the frame (2.5-2.10) or passed in "
+             "(2.7-2.10): Dynamo reads the factory as an opaque attribute"),
+)

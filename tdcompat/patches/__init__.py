@@ -78,6 +78,7 @@ _PATCH_MODULES = (
     "frozenset_inplace_op",
     "dict_update_lazy_pairs",
     "dict_update_drained_generator",
+    "defaultdict_factory_read",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
