@@ -38,6 +38,14 @@ def ordered_dict_update_from_generator(d, x):
     return list(od.items())
 
 
+def defaultdict_built_in_frame_update_from_generator(d, x):
+    # 2.15: a UserDefinedDefaultDictVariable, whose update reaches dict_update through tp_methods
+    dd = collections.defaultdict(list, d)
+    dd.update((k, len(dd) + x) for k in ("p", "r"))
+    dd["m"].append(len(dd))
+    return list(dd.items())
+
+
 def update_from_list_still_drained(d, x):
     # a list is already built: its pairs are the same whichever way it is read
     d.update([(k, len(d) + x) for k in ("p", "r")])
@@ -66,6 +74,9 @@ class DictUpdateLazyPairsTests(torch._dynamo.test_case.TestCase):
 
     def test_ordered_dict_update_from_generator(self):
         self._check(ordered_dict_update_from_generator)
+
+    def test_defaultdict_built_in_frame_update_from_generator(self):
+        self._check(defaultdict_built_in_frame_update_from_generator)
 
     def test_update_from_list(self):
         self._check(update_from_list_still_drained)
