@@ -24,3 +24,24 @@ def test_every_case_belongs_to_the_patches_it_names():
 def test_unknown_patch_name_is_an_error_with_a_hint():
     with pytest.raises(ValueError, match="did you mean 'builtin-subclass-truth'"):
         cases_for("builtin_subclass_truth")
+
+
+def test_catalog_modules_register_their_cases_instead_of_rebinding():
+    import importlib
+    import re
+
+    from tdcompat.cases import catalog
+    from tdcompat.cases.harness import CaseList
+
+    for name in catalog._MODULES:
+        module = importlib.import_module(f"tdcompat.cases.{name}")
+        assert isinstance(module.CASES, CaseList), name
+        with open(module.__file__, encoding="utf-8") as fh:
+            assert not re.search(r"^CASES\s*=\s*CASES\b", fh.read(), re.M), f"{name}: CASES rebound; use CASES.add(...)"
+
+
+def test_case_list_takes_cases_only():
+    from tdcompat.cases.harness import CaseList
+
+    with pytest.raises(TypeError, match="Case objects"):
+        CaseList().add(("not", "a", "case"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from .harness import GRAPH_BREAK, Case, Expect
+from .harness import GRAPH_BREAK, Case, CaseList, Expect
 
 
 def _module_with_params():
@@ -66,7 +66,8 @@ def _add1(td):
 
 TD = ("eager", "aot_eager", "inductor")
 
-CASES = (
+CASES = CaseList()
+CASES.add(
     Case(
         "cell1_to_module_tensordictparams",
         ("weakref-reconstruct",),

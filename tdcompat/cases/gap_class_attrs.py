@@ -13,7 +13,7 @@ import enum
 
 import torch
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect
 
 PATCH = ("class-attr-guard",)
 _WRONG = (Expect("<2.12", WRONG_RESULT),)
@@ -82,7 +82,8 @@ def append_tag(cls, tags, x):
     return len(cls.tags), x + 1
 
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     Case("class_attr_changed_between_calls", PATCH, scaled, _settings, vary=_change, unpatched=_WRONG,
          doc="`x * cls.scale`, `cls.mode is Mode.MEAN`, `cls.name`: the class attributes change before the "
              "second call"),
@@ -112,7 +113,7 @@ def class_own_dict_read(x, cls):
     return x + 1, "v" in cls.__dict__, cls.__dict__.get("v", "D"), "w" in cls.__dict__
 
 
-CASES = CASES + (
+CASES.add(
     Case("class_own_dict_key_between_calls", ("class-dict-guard",), class_own_dict_read, _own_keys, vary=_gains_v,
          unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="`'v' in K.__dict__` after K gains its own `v` between calls"),
@@ -160,7 +161,7 @@ def class_attr_in_try(o, x):
 #: Measured: 2.12.1-2.15.0 raise it out of compiled code (the re-read after the graph).
 _CLASS_ESCAPED = r"^AttributeError: type object '_FlaggedObj' has no attribute 'u'"
 
-CASES = CASES + (
+CASES.add(
     Case("class_attr_passed_on_in_try", ("getattr-missing-guard", "class-attr-guard"), class_attr_in_try, _flagged,
          vary=_drop_u,
          unpatched=(Expect("<2.12", WRONG_RESULT), Expect(">=2.12", GRAPH_BREAK, detail=_CLASS_ESCAPED)),
@@ -222,7 +223,7 @@ def store_then_instance_read(x, base, sub):
     return o.v, getattr(o, "w", "D"), hasattr(sub(), "w")
 
 
-CASES = CASES + (
+CASES.add(
     Case("class_store_then_hasattr_subclass", ("class-stored-attrs",), store_then_hasattr, _stored,
          torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
          doc="`Base.w = v; hasattr(Sub, 'w')` in one frame (2.5-2.12: a class store is a graph break)"),
@@ -267,7 +268,7 @@ def hash_of_class(x, cls, salt):
     return x + h % 7, h
 
 
-CASES = CASES + (
+CASES.add(
     Case("hash_class_metaclass_hash", ("metaclass-hash",), hash_of_class, _salted,
          torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),
          doc="`hash(K)` where `type(K).__hash__` reads `K.salt.n`, which the second call changes: the first "

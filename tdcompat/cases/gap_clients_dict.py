@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from .gap_setattr import Plain, _plain
-from .harness import GRAPH_BREAK, Case, Expect
+from .harness import GRAPH_BREAK, Case, CaseList, Expect
 
 P = ("dunder-dict-type",)
 _BREAK = (Expect("<2.12", GRAPH_BREAK),)
@@ -35,7 +35,8 @@ def made_in_frame(x):
     return isinstance(o.__dict__, dict), type(o.__dict__) is dict, x + o.a
 
 
-CASES = (
+CASES = CaseList()
+CASES.add(
     Case("dict_type_isinstance_plain", P, isinstance_dict, _plain, unpatched=_BREAK,
          doc="isinstance(o.__dict__, dict) on an object passed in"),
     Case("dict_type_type_plain", P, type_of_dict, _plain, unpatched=_BREAK,

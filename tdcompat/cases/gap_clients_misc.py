@@ -16,7 +16,7 @@ import enum
 
 import torch
 
-from .harness import GRAPH_BREAK, Case, Expect
+from .harness import GRAPH_BREAK, Case, CaseList, Expect
 
 ENUM_ITER = ("enum-class-iter",)
 
@@ -90,7 +90,8 @@ def enum_from_input(x, holder):
     return x + sum(m.value for m in holder.kind), [m.name for m in holder.kind]
 
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     Case("clients_enum_for_loop", ENUM_ITER, enum_for_loop, _x, unpatched=ENUM_ITER_BREAKS,
          doc="`for m in SomeEnum:` (Unsupported: call_method UserDefinedClassVariable(<enum>) __iter__)"),
     Case("clients_enum_all_registered", ENUM_ITER, enum_all_registered, _x, unpatched=ENUM_ITER_BREAKS,
@@ -130,7 +131,7 @@ def dataclass_asdict(x, keys):
     return x + 1, dataclasses.asdict(keys)
 
 
-CASES = CASES + (
+CASES.add(
     Case("clients_deepcopy_constant", DEEPCOPY, deepcopy_constants, _x, unpatched=(Expect("<2.12", GRAPH_BREAK),),
          doc="copy.deepcopy of a str / tuple of constants / int "
              "(Unsupported: copy.deepcopy ConstantVariable(str: ...))"),
@@ -184,7 +185,7 @@ def set_keys(x, est):
     return x + len(est._tensor_keys.done), conf
 
 
-CASES = CASES + (
+CASES.add(
     Case("clients_dataclass_fields", DATACLASSES, dataclass_fields, _keys, vary=_other_keys,
          unpatched=(Expect("<2.6", GRAPH_BREAK, detail=r"skip function \w+ in file .*dataclasses\.py"),),
          doc="dataclasses.fields / is_dataclass on 2.5 (Unsupported: skip function fields in file dataclasses.py)"),
@@ -288,7 +289,7 @@ def _walks_id_hashed():
     return WalksIdHashed(), torch.randn(3)
 
 
-CASES = CASES + (
+CASES.add(
     Case("hash_constant_tuple", ("hash-constant-fold",), hash_constant_tuple, _id_hashed,
          unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="`hash((3, 'a', 2.5, None))`: every argument is a constant"),
@@ -336,7 +337,7 @@ def make_spec(x):
     return spec.x * 2, Spec._device, spec._is_locked, type(spec)._is_locked, spec
 
 
-CASES = CASES + (
+CASES.add(
     Case("class_setattr_unchanged", ("class-setattr",), make_spec, _spec_made,
          unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="`cls._device = None` in `__new__` where the class already holds None (TorchRL's Composite)"),
@@ -364,7 +365,7 @@ def _eq_only():
     return EqOnly(2), torch.randn(3)
 
 
-CASES = CASES + (
+CASES.add(
     # Found by the fuzzer as "regressed" on 2.8-2.11 for an unhashable module (unhashable-module lets
     # Dynamo wrap it, then hash() broke); the plain-object form needs hash-constant-fold alone.
     # 2.5-2.7 cannot raise TypeError inside the trace: a graph break with and without tdcompat.

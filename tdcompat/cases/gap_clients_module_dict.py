@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .harness import GRAPH_BREAK, Case, Expect
+from .harness import GRAPH_BREAK, Case, CaseList, Expect
 
 BOTH = ("dunder-dict-type", "instance-dict-writes", "module-deleted-attr")
 
@@ -129,7 +129,8 @@ def lazy_estimator(loss, x):
     return loss(x), loss(x * 2), sorted(loss._modules)
 
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     Case("module_dict_isinstance", ("dunder-dict-type",), module_isinstance_dict, _holder, unpatched=_BREAK,
          doc="isinstance(m.__dict__, dict) / type(m.__dict__) on an nn.Module passed in"),
     Case("module_setattr_submodule_over_attr", BOTH, submodule_over_attribute, _holder, unpatched=_BREAK_READ,
@@ -159,7 +160,7 @@ def deleted_then_registered(x):
     return hasattr(m, "scale"), m.scale(x), "scale" in m.__dict__
 
 
-CASES = CASES + (
+CASES.add(
     Case("module_deleted_then_registered", ("module-deleted-attr",), deleted_then_registered,
          lambda: (torch.randn(3),), unpatched=_BREAK_READ, torch="!=2.8.*",  # 2.8: `del m.x` breaks natively
          doc="del m.x then m._modules['x'] = submodule on a module made in the frame: m.x is the submodule"),

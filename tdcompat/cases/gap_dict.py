@@ -35,7 +35,7 @@ import types
 import torch
 from torch import nn
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect
 from .mappings import StoreMapping
 
 # -- the mappings -------------------------------------------------------------
@@ -329,7 +329,7 @@ def _cases():
     return tuple(out)
 
 
-CASES = _cases()
+CASES = CaseList(_cases())
 
 
 def del_missing_in_try(x, d):
@@ -349,7 +349,7 @@ def _add_c(args):
     args[1]["c"] = 3
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_del_missing_key_in_try", ("dict-delitem-missing",), del_missing_in_try, _dict_without_c,
          vary=_add_c, unpatched=(Expect("<2.13", GRAPH_BREAK, detail="^InternalTorchDynamoError: KeyError"),),
          doc="`try: del d[k] / except KeyError` with k missing on the first call and present on the second"),
@@ -403,7 +403,7 @@ def unpack_mapping_like_in_try(x, m):
         return "TypeError", x - 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_unpack_mapping_like_in_try", ("dict-update-args",), unpack_mapping_like_in_try,
          lambda: (torch.randn(3), KeysAndItems(torch.randn(3))),
          unpatched=(Expect("<2.9", GRAPH_BREAK), Expect("<2.13", WRONG_RESULT)),
@@ -441,7 +441,7 @@ def sub_class_methods(d, x):
     return got, keys, popped, SubDict.__contains__(d, "b"), len(d), sorted(SubDict.copy(d))
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_subclass_class_methods", ("dict-subclass-class-method",), sub_class_methods, _sub_dict_input,
          vary=_grow_sub_dict, torch=">=2.7",
          unpatched=(Expect("<2.9", GRAPH_BREAK),),
@@ -486,7 +486,7 @@ def _x_tensor():
     return (torch.randn(3),)
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_subclass_gains_method_between_calls", ("dict-subclass-class-method",), growing_class_get,
          _growing_input, vary=_gains_get, torch=">=2.7",
          unpatched=(Expect("<2.9", GRAPH_BREAK), Expect(">=2.9", WRONG_RESULT)),
@@ -516,7 +516,7 @@ def or_invalid_operand(d, x):
     return out, x + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_or_invalid_operand_in_try", ("dict-or-invalid-operand",), or_invalid_operand,
          lambda: ({"a": torch.randn(3)}, torch.randn(3)), torch=">=2.8",
          unpatched=(Expect("<2.11", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: (TypeError|AttributeError)"),
@@ -537,7 +537,7 @@ def refused_argument_counts(d, x):
     return out, x + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_method_refused_argument_count", ("dict-method-arity",), refused_argument_counts,
          lambda: ({"a": torch.randn(3)}, torch.randn(3)), torch=">=2.7",
          unpatched=(Expect("<2.9", GRAPH_BREAK, detail=r"^(AssertionError|InternalTorchDynamoError)"),),
@@ -628,7 +628,7 @@ def _immutable_truth_vary(args):
     args[0][:] = [TruthTuple((1, 2)), TruthStr("ab")]
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_subclass_truth", ("builtin-subclass-truth",), dict_subclass_truth, _dict_subclass_truth_inputs,
          vary=_dict_subclass_truth_vary, torch=">=2.7",
          unpatched=(Expect("<2.12", WRONG_RESULT),),
@@ -687,7 +687,7 @@ def _defaultdict_vary(args):
     args[0].add_(1)
 
 
-CASES = CASES + (
+CASES.add(
     Case("defaultdict_with_keywords", ("defaultdict-construction",), defaultdict_with_keywords,
          _defaultdict_inputs, vary=_defaultdict_vary, torch=">=2.8",
          unpatched=(Expect("<2.10", WRONG_RESULT),),
@@ -732,7 +732,7 @@ def _defaultdict_input_vary(args):
     args[1]["c"] = 3
 
 
-CASES = CASES + (
+CASES.add(
     Case("defaultdict_to_dict", ("defaultdict-as-dict",), defaultdict_to_dict, _defaultdict_input,
          vary=_defaultdict_input_vary,
          unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"^AssertionError"),),
@@ -768,7 +768,7 @@ def _set_subclass_vary(args):
     args[1].add(5)
 
 
-CASES = CASES + (
+CASES.add(
     Case("set_subclass_changes", ("set-subclass-replay",), set_subclass_changes, _set_subclass_inputs,
          vary=_set_subclass_vary, torch=">=2.9",
          unpatched=(Expect("<2.15", WRONG_RESULT),),
@@ -805,7 +805,7 @@ def defaultdict_returned(x, n):
     return d, x + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_copy_of_input", ("dict-copy-source",), dict_copy_of_input, _dict_input, vary=_dict_input_vary,
          unpatched=(Expect("<2.6", WRONG_RESULT),),
          doc="`d.copy()` of a dict passed in is rebuilt as the input on 2.5 (the copy's changes lost)"),
@@ -830,7 +830,7 @@ def tuple_subclass_no_args(x, n):
     return x + len(t) + n, t, bool(t)
 
 
-CASES = CASES + (
+CASES.add(
     Case("tuple_subclass_no_args", ("tuple-subclass-no-args",), tuple_subclass_no_args, _defaultdict_inputs,
          vary=_defaultdict_vary, torch=">=2.8",
          unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^(InternalTorchDynamoError: IndexError|AssertionError)"),),
@@ -890,7 +890,7 @@ def _dd_or_vary(args):
     args[1]["b"] = [3]
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_ior_input", ("dict-ior-in-place",), dict_ior_input, _ior_inputs, vary=_ior_vary,
          unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: ior"),
                     Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
@@ -979,7 +979,7 @@ def dict_update_keywords(x, d):
     return x + 1, result, list(made), list(d), d["z"]
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_ior_pairs_input", ("dict-ior-in-place",), dict_ior_pairs_input, _ior_inputs, vary=_ior_vary,
          unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: ior"),
                     Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator"),
@@ -1031,7 +1031,7 @@ def _dict_or_vary(args):
     args[1]["b"] = torch.zeros(3)
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_or", ("dict-or",), dict_or, _dict_or_inputs, vary=_dict_or_vary,
          unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: or_"),
                     Expect(">=2.7,<2.8", GRAPH_BREAK, detail=r"Failed to trace builtin operator")),
@@ -1073,7 +1073,7 @@ def _dict_or_ordered_constants_vary(args):
     args[1]["n"] = 7
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_or_ordered", ("dict-or",), dict_or_ordered, _dict_or_ordered_inputs, vary=_dict_or_ordered_vary,
          torch="<2.13",
          unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"builtin: or_"),
@@ -1113,7 +1113,7 @@ def _frozenset_inplace_op_vary(args):
     args[1].add("v")
 
 
-CASES = CASES + (
+CASES.add(
     Case("frozenset_inplace_op", ("frozenset-inplace-op",), frozenset_inplace_op, _frozenset_inplace_op_inputs,
          vary=_frozenset_inplace_op_vary, torch=">=2.9",
          unpatched=(Expect(">=2.9,<2.13", GRAPH_BREAK, detail=r"Illegal call_method update on a frozenset"),),
@@ -1134,7 +1134,7 @@ def dict_update_lazy_pairs(x, d):
     return x + 1, list(d), d["r"], list(od.items())
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_update_lazy_pairs", ("dict-update-lazy-pairs",), dict_update_lazy_pairs, _ior_inputs, vary=_ior_vary,
          torch=">=2.7",
          unpatched=(Expect(">=2.7", WRONG_RESULT),),
@@ -1165,7 +1165,7 @@ def _defaultdict_factory_read_vary(args):
     args[1]["b"] = 2
 
 
-CASES = CASES + (
+CASES.add(
     Case("defaultdict_factory_read", ("defaultdict-factory-read",), defaultdict_factory_read,
          _defaultdict_factory_read_inputs, vary=_defaultdict_factory_read_vary,
          unpatched=(Expect("<2.11", WRONG_RESULT),),

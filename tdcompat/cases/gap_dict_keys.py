@@ -20,7 +20,7 @@ import functools
 
 import torch
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect
 
 PATCH = ("dict-key-numeric-eq",)
 
@@ -109,7 +109,8 @@ def float_input_keys(o, x):
 
 DYNAMIC_FLOAT = ("dict-key-dynamic-float",)
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     Case("dict_store_equal_numbers", PATCH, store_equal_numbers, _tensor,
          unpatched=(Expect("<2.10", WRONG_RESULT),),
          doc="`d[1.0] = ...; d[True] = ...` on a dict keyed by 1: one entry in eager, three traced (2.5-2.9)"),
@@ -120,12 +121,12 @@ CASES: tuple[Case, ...] = (
          unpatched=(Expect("<2.10", GRAPH_BREAK),),
          doc="`d[1.0]`, `d[True]`, `2.0 in d` on an input dict keyed by ints"),
 )
-CASES = CASES + (
+CASES.add(
     Case("partial_made_in_frame_identity", PARTIAL, partial_made_in_frame, _tensor,
          unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"Observed exception"), Expect("<2.13", WRONG_RESULT)),
          doc="`p in {p}`, `len({p, q})`, `{p: 1, q: 2}[p]` for partials made in the frame: identity, as in CPython"),
 )
-CASES = CASES + (
+CASES.add(
     Case("frozenset_made_in_frame_returned", FROZENSET, frozenset_returned, _holder,
          unpatched=(Expect("<2.9", WRONG_RESULT),),
          doc="`return frozenset({o.a, 2, 's'})`: empty after the graph on 2.5-2.8 (the rebuilt frozenset() is "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .harness import WRONG_RESULT, Case, Expect
+from .harness import WRONG_RESULT, Case, CaseList, Expect
 from .mappings import StoreMapping
 
 PATCH = ("dict-missing-key-guard",)
@@ -66,7 +66,8 @@ def _drop_h(args):
     del args[0]["h"]
 
 
-CASES = (
+CASES = CaseList()
+CASES.add(
     Case("dict_missing_key_in_try", PATCH, lookup_in_try, _dict_without, vary=_add_h, unpatched=_WRONG,
          doc="`try: d['h'] / except KeyError` compiled for a dict without h, called with one that has it"),
     Case("dict_present_key_in_try", PATCH, lookup_in_try, _dict_with, vary=_drop_h, unpatched=_WRONG,

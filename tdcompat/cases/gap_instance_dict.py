@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect
 from .mappings import StoreMapping
 
 P = ("instance-dict-writes",)
@@ -331,7 +331,7 @@ def _expected(kind, pattern):
 
 _KINDS = (("plain", _plain), ("mapping", _mapping), ("module", _mod))
 
-CASES = tuple(
+CASES = CaseList(
     Case(
         f"dict_{kind}_{pname}",
         _patches(pname) + (("mapping-dunder-dict",) if kind == "mapping" else ())
@@ -346,7 +346,8 @@ CASES = tuple(
     )
     for kind, inputs in _KINDS
     for pname, fn in _PATTERNS
-) + tuple(
+)
+CASES.add(*(
     Case(
         f"dict_ctx_{pname}",
         _patches(pname),
@@ -357,7 +358,8 @@ CASES = tuple(
         "(GenericContextWrappingVariable)",
     )
     for pname, fn in _PATTERNS
-) + (
+))
+CASES.add(
     Case("dict_module_parameters", P, module_parameters, _mod_and_params, unpatched=_ITEM,
          doc="m.__dict__['_parameters'] = {...}: m.v, parameters() and named_parameters() see the new dict"),
     Case("dict_module_buffers", P, module_buffers, _mod, unpatched=_ITEM,
@@ -436,7 +438,7 @@ def contains_input_key(x, o):
 
 _MM = ("mapping-dunder-dict", "mutable-mapping-setattr")
 
-CASES = CASES + (
+CASES.add(
     # GetAttrVariable.call_method __getitem__/get answers with var_getattr: the property's value (2.5-2.11).
     Case("dict_read_shadowed_key", P, read_shadowed_key, _shadowed, unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="o.__dict__['p'] where a property p shadows the instance key: the dictionary's value, not the property's"),
@@ -479,7 +481,7 @@ def list_vars_after_add_and_delete(x, o):
     return list(vars(o)), [k for k in o.__dict__], x * 2
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_order_plain_after_add", ("dunder-dict-order",), list_dict_after_add, _plain,
          unpatched=(Expect(">=2.12", WRONG_RESULT),), torch=">=2.12",
          doc="list(o.__dict__) after o.z = v: the new key comes last (a graph break before 2.12, with tdcompat too)"),
@@ -502,7 +504,7 @@ def getitem_input_key(x, o):
     return value is None, x + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_plain_getitem_input_key", ("instance-dict-writes", "dunder-dict-guards"), getitem_input_key, _plain,
          unpatched=(Expect("<2.12", GRAPH_BREAK), Expect(">=2.12", WRONG_RESULT)),
          doc="o.__dict__['b'] in a try on a second call whose object has b"),
@@ -545,7 +547,7 @@ def delete_input_key(x, o):
     return _delete_key(o, "b"), x + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_delete_missing_class_key", ("instance-dict-writes", "dunder-dict-replay"), delete_missing_class_key,
          _class_attr, unpatched=(Expect("<2.13", GRAPH_BREAK),),
          doc="del o.__dict__['c'] where c is only a class attribute: KeyError, caught in the frame"),
@@ -607,7 +609,7 @@ def vars_read(x, o):
     return x * vars(o)["n"], vars(o)["a"] + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("with_input_mapping_attr_context_manager", ("input-context-manager", "mutable-mapping-setattr"),
          with_input_mapping_attrs, lambda: (torch.randn(3), AttrLockedMapping()),
          unpatched=(Expect(">=2.5", GRAPH_BREAK),),
@@ -673,7 +675,7 @@ def input_write_hidden_read(x, o):
     return o.p * x, getattr(o, "p", None), o.__dict__["p"] + 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("dict_made_write_hidden_read", ("dunder-dict-replay",), made_write_hidden_read, _x, torch=">=2.12",
          unpatched=(Expect("==2.12.*", WRONG_RESULT),),
          doc="o.__dict__['p'] = v, then o.p where p is a property, o made in the frame"),
@@ -725,7 +727,7 @@ def made_property_backed_write_read(x):
     return o.v, o.__dict__["v"], o
 
 
-CASES = CASES + (
+CASES.add(
     Case("property_backed_by_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
          property_backed_write_read, lambda: (torch.randn(3), Backed(torch.randn(3))), torch=">=2.8",
          unpatched=(Expect("<2.12", GRAPH_BREAK, detail="RecursionError"), Expect("==2.12.*", WRONG_RESULT)),
@@ -829,7 +831,7 @@ def input_dict_copy(x, o):
     return x * 2, d, vars(o).copy(), list(o.__dict__)
 
 
-CASES = CASES + (
+CASES.add(
     Case("dunder_dict_copy_input", ("dunder-dict-order",), input_dict_copy,
          lambda: (torch.randn(3), Ordered()), vary=_reorder, torch=">=2.12,<2.13",
          unpatched=(Expect(">=2.12,<2.13", GRAPH_BREAK,
@@ -867,7 +869,7 @@ def made_readd_dict(x):
     return o.__dict__, x * 2
 
 
-CASES = CASES + (
+CASES.add(
     Case("readd_order_made_object", ("readd-order",), made_readd_dict, _x, torch="<2.12",
          unpatched=(Expect("<2.12", WRONG_RESULT),),
          doc="del o.a; o.a = v on an object made in the frame, its __dict__ returned (key order)"),
@@ -882,7 +884,7 @@ def made_readd_keys(x):
     return [k for k in o.__dict__.keys()], x * 2
 
 
-CASES = CASES + (
+CASES.add(
     Case("readd_order_made_object_keys", ("readd-order",), made_readd_keys, _x, torch=">=2.12",
          unpatched=(Expect("<2.14", WRONG_RESULT),),
          doc="del o.a; o.a = v on an object made in the frame, then list(o.__dict__.keys())"),
@@ -903,7 +905,7 @@ def made_view_returned(x):
     return o.__dict__.values()
 
 
-CASES = CASES + (
+CASES.add(
     Case("dunder_dict_escape_made_object", ("dunder-dict-escape",), made_dict_returned, _x, torch=">=2.12",
          unpatched=(Expect(">=2.12", WRONG_RESULT),),
          doc="return o.__dict__ of an object made in the frame (not o itself)"),
@@ -934,7 +936,7 @@ def made_dict_non_str_keys(x):
     return got, dict(f.__dict__), list(f.__dict__), f
 
 
-CASES = CASES + (
+CASES.add(
     Case("dunder_dict_non_str_keys", ("dunder-dict-non-str-key",), made_dict_non_str_keys, _x, torch=">=2.13",
          unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^AssertionError: Expected str key"),),
          doc="o.__dict__[1] = v, vars(o)[2.5] = v, del/pop of non-str keys on an object made in the frame "

@@ -19,7 +19,7 @@ import weakref
 import torch
 from torch import nn
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect, vary
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect, vary
 
 WEAKREF = ("weakref-reconstruct",)
 REVERSED = ("reversed-iterator",)
@@ -216,7 +216,8 @@ def reversed_reads_lazily(o, x):
     return list(it), type(it).__name__, x + items[0]
 
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     Case("reversed_reads_list_lazily", REVERSED, reversed_reads_lazily, _seq_inputs, vary=_seq_vary,
          unpatched=REVERSED_SNAPSHOT,
          doc="`it = reversed(l); l[0] = 10 * n; l.append(x); list(it)`: the write shows, the append does not; "
@@ -272,7 +273,7 @@ def tensordict_params_in_region(x):
 
 
 # 2.9 on: nn.Parameter() in the region is a graph break under fullgraph, with tdcompat too.
-CASES = CASES + (
+CASES.add(
     Case("misc_type_of_new_parameter", ("synthetic-type",), type_of_new_parameter, lambda: (torch.randn(3),),
          unpatched=(Expect("<2.9", GRAPH_BREAK),), torch="<2.9",
          doc="type(p) of nn.Parameter(t) made in the region (InternalTorchDynamoError: SYNTHETIC_LOCAL)"),
@@ -311,7 +312,7 @@ def weakref_input_called(x, holder, node):
     return x + holder.ref().value, holder.ref() is node
 
 
-CASES = CASES + (
+CASES.add(
     Case("misc_weakref_input_returned", WEAKREF_INPUT, weakref_input_returned, _held_refs,
          unpatched=WEAKREF_INPUT_WRONG, doc="return holder.ref: a weak reference made before the call"),
     Case("misc_weakref_input_list_grown", WEAKREF_INPUT, weakref_input_list_grown, _held_refs,
@@ -346,7 +347,7 @@ def sequence_tensor_item(x, o):
     return x * ((x, o.a) == (x, o.a + 1)), [o.a, x] <= [o.a, x], (x, o.a) != (x, o.a)
 
 
-CASES = CASES + (
+CASES.add(
     Case("sequence_nan_item_identity", SEQUENCE_IDENTITY, sequence_nan_item, _pair,
          unpatched=(Expect("<2.13", WRONG_RESULT),),
          doc="`h == h` of a tuple holding a NaN, `n in [1, 's', n]`: True in eager, False traced (2.5-2.12)"),
@@ -366,7 +367,7 @@ def sequence_partial_contains(x, o):
     return x * h(), h in (1, "s", h), h in [o.a, h], h not in [h]
 
 
-CASES = CASES + (
+CASES.add(
     Case("sequence_partial_contains_identity", ("sequence-contains-identity",), sequence_partial_contains, _pair,
          unpatched=(Expect(">=2.13", WRONG_RESULT),), torch=">=2.13",
          doc="`h in (1, 's', h)` of a functools.partial made in the frame: True in eager, False traced (2.13+)"),
@@ -385,7 +386,7 @@ def tensor_times_comparison(x, o):
     return x * (o.a == 2), x + (o.a < 3), (o.a != o.a + 1) * x
 
 
-CASES = CASES + (
+CASES.add(
     Case("tensor_times_symbolic_bool", SYMBOOL, tensor_times_comparison, _pair,
          unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"SymBool|TorchRuntimeError|fake tensors"),),
          doc="`x * (o.a == 2)` once o.a is dynamic: float() of a SymBool raised TorchRuntimeError (2.5-2.9)"),
@@ -399,7 +400,7 @@ def sequence_list_identity(x, o):
     return x + (a is b) + o.a, a is not b, held[0] is a, ["t"] is ["t"]  # noqa: F632 - identity is the point
 
 
-CASES = CASES + (
+CASES.add(
     Case("sequence_list_identity", SEQUENCE_IDENTITY, sequence_list_identity, _pair,
          unpatched=(Expect("<2.7", WRONG_RESULT),),
          doc="`[1] is [1]` True traced on 2.5-2.6 (lists compared under `is` item by item)"),

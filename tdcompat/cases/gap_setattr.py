@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .harness import GRAPH_BREAK, WRONG_RESULT, Case, Expect
+from .harness import GRAPH_BREAK, WRONG_RESULT, Case, CaseList, Expect
 from .mappings import StoreMapping
 
 PATCH = ("mutable-mapping-setattr",)
@@ -145,7 +145,8 @@ def _case(name, fn, inputs, doc, unpatched=_UNPATCHED, patches=PATCH):
     return Case(name, patches, fn, inputs, unpatched=unpatched, doc=doc)
 
 
-CASES: tuple[Case, ...] = (
+CASES = CaseList()
+CASES.add(
     _case("setattr_mapping_existing", assign_existing, _bag_inputs, "`bag.scale = 3.0` on a MutableMapping"),
     _case("setattr_mapping_new", assign_new, _bag_inputs, "`bag.extra = ...`: a new attribute"),
     _case("setattr_mapping_delete", delete_attr, _bag_inputs, "`del bag.scale`"),
@@ -263,7 +264,7 @@ def property_setter_new(x):
     return o._v, o.v, o
 
 
-CASES = CASES + (
+CASES.add(
     # method_setattr_standard stores `v` as an instance attribute and replays `o.v = ...`
     # after the graph; inside the frame the setter's writes are missing (measured: 2.5.1-2.11.0).
     _case("setattr_property_setter", property_setter, _scaled,
@@ -331,7 +332,7 @@ class PlainCtx(Plain):
         return False
 
 
-CASES = CASES + (
+CASES.add(
     _case("delattr_missing_input", delete_maybe_missing, _plain,
           "`del o.b` raises AttributeError when o has no b (2.5-2.11 do not; 2.12+ do, unguarded)",
           unpatched=(Expect(">=2.5", WRONG_RESULT),), patches=("delattr-missing",)),
@@ -382,7 +383,7 @@ def delete_then_read_dict(o, x):
     return "a" in o.__dict__, o.__dict__.get("a", -1), "a" in vars(o), x * 2
 
 
-CASES = CASES + (
+CASES.add(
     # 2.8 has no nn.Module.__delattr__ at all ("UnspecializedNNModuleVariable missing method"): there the
     # same cases need module-delattr too (module_delattr_* below).
     Case("super_delattr_module_missing", ("super-delattr",), delete_maybe_missing, _module, torch="!=2.8.*",
@@ -421,7 +422,7 @@ def made_module_delete(x):
     return missing, hasattr(m, "a"), "a" in m.__dict__, m.sub(x) * 2
 
 
-CASES = CASES + (
+CASES.add(
     # Measured without tdcompat: silently "deleted" on 2.5-2.7 and 2.9-2.15 (the deletion recorded
     # without a lookup); 2.8 breaks on nn.Module.__delattr__ (module-delattr there).
     Case("super_delattr_made_module_missing", ("super-delattr",), made_module_delete, lambda: (torch.randn(3),),
@@ -472,7 +473,7 @@ def delete_then_register_buffer(o, x):
     return o.lin(x) * o._target, hasattr(o, "_target"), "_target" in o.__dict__
 
 
-CASES = CASES + (
+CASES.add(
     # 2.5-2.7 trace the class's __setattr__ with a DeletedVariable (isinstance(DeletedVariable(), ...)),
     # 2.8 every module: "UnspecializedNNModuleVariable missing method"; 2.9 on inline nn.Module.__delattr__.
     Case("module_delattr_own_setattr", ("module-delattr",), delete_then_hasattr, _own_setattr_module,
@@ -511,7 +512,7 @@ def getattr_maybe_missing(o, x):
         return x - 1
 
 
-CASES = CASES + (
+CASES.add(
     Case("getattr_missing_input", ("getattr-missing-guard",), read_maybe_missing, _plain,
          unpatched=(Expect(">=2.5", WRONG_RESULT),),
          doc="`try: o.b / except AttributeError` on a second call whose object has b"),
@@ -553,7 +554,7 @@ def read_class_attr_through_object(o, cls, x):
     return x + 1, got, getattr(made, "u", "D"), hasattr(made, "u")
 
 
-CASES = CASES + (
+CASES.add(
     Case("getattr_class_attr_appears", ("getattr-missing-guard",), read_class_attr_through_object, _growing,
          vary=_class_gains_u, unpatched=(Expect(">=2.5", WRONG_RESULT),),
          doc="`try: o.u` of an input and `getattr(K(), 'u', d)` while a base class has no `u`, called again "
@@ -586,7 +587,7 @@ def pass_on_maybe_missing(o, x):
     return out
 
 
-CASES = CASES + (
+CASES.add(
     Case("getattr_passed_on_in_try", ("getattr-missing-guard",), pass_on_maybe_missing, _plain_with_b,
          vary=_drop_b,
          unpatched=(Expect("<2.8", GRAPH_BREAK, detail=_ESCAPED), Expect(">=2.11", GRAPH_BREAK, detail=_ESCAPED)),
@@ -606,7 +607,7 @@ _REPLAYED_DELETE = r"^KeyError: 'b'"
 #: 2.12 (dunder-dict-replay's range) replays the deletion as `del o.b`.
 _REPLAYED_DELATTR = r"^AttributeError: 'Plain' object has no attribute 'b'"
 
-CASES = CASES + (
+CASES.add(
     # 2.13 on: instance-dict deletions (SideEffects.store_instance_dict_attr); 2.12: attribute deletions.
     Case("dict_pop_after_set_input_gains_key", ("instance-dict-deletion-guard",), set_then_pop, _plain,
          torch=">=2.13", unpatched=(Expect(">=2.13", WRONG_RESULT),),

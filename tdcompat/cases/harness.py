@@ -17,7 +17,7 @@ The outcome vocabulary is the one users care about:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -98,6 +98,29 @@ class Case:
 
     def expected_unpatched(self, torch_version: str, tensordict_version: Optional[str]) -> str:
         return self.expectation(torch_version, tensordict_version).outcome
+
+
+class CaseList:
+    """A catalog module's cases in the order they are registered.
+
+    Each patch's section registers its own (``CASES.add(Case(...), ...)``) instead of rebinding a
+    tuple, so a section can move, be removed or be stamped out by ``scripts/new_patch.py`` alone."""
+
+    def __init__(self, cases: Iterable[Case] = ()) -> None:
+        self._cases: List[Case] = []
+        self.add(*cases)
+
+    def add(self, *cases: Case) -> None:
+        for case in cases:
+            if not isinstance(case, Case):
+                raise TypeError(f"CaseList.add takes Case objects, not {type(case).__name__}")
+        self._cases.extend(cases)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self._cases)
+
+    def __len__(self) -> int:
+        return len(self._cases)
 
 
 @dataclasses.dataclass
