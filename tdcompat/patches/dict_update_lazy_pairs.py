@@ -106,12 +106,11 @@ def _dict_update(wrapped, instance, args, kwargs):
     return _update(tx, instance, list(call_args), dict(call_kwargs or {}))
 
 
-#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces): only ``update`` and ``__ior__`` reach
-#: the handler, through the name gate it shares with the other dict-method patches.
+#: On ``ConstDictVariable.call_method`` (every dict method Dynamo traces) and on a dict-subclass user object's
+#: (2.15, where ``_target`` accepts only an exact ``defaultdict``): only ``update`` and ``__ior__`` reach the
+#: handler, through the name gate it shares with the other dict-method patches. One gate for both targets: a
+#: routed gate is a stateless factory, built once per target by the installer.
 _call_method_gate = routed_gate(_call_method, method_name_gate, frozenset({"update", "__ior__"}))
-
-#: The same on a dict-subclass user object's ``call_method`` (2.15: only an exact ``defaultdict`` is accepted).
-_user_dict_call_method_gate = routed_gate(_call_method, method_name_gate, frozenset({"update", "__ior__"}))
 
 
 PATCH = Patch(
@@ -136,7 +135,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.dicts", "ConstDictVariable", "dict_update", _dict_update,
                params=("tx", "args", "kwargs"), optional=True),  # 2.15+
         Target("torch._dynamo.variables.user_defined", "UserDefinedDictVariable", "call_method",
-               _user_dict_call_method_gate, params=("tx", "name", "args", "kwargs"), optional=True,
+               _call_method_gate, params=("tx", "name", "args", "kwargs"), optional=True,
                inherited=True),  # 2.13+; 2.15: a defaultdict built in the frame
     ),
     summary="d.update(gen) / d |= gen store each pair before the generator's next item is drawn, as "
