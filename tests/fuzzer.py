@@ -558,9 +558,19 @@ def factory_reads(d):
             f is target_fn, f == list, callable(f), f() if callable(f) else None)  # noqa: E721 - == on purpose
 
 
+def counted(o, factory, *rest, **kw):
+    """A ``defaultdict(factory, *rest, **kw)`` built in the frame as the counter idiom uses it: bumped once per
+    attribute of ``o``, a missing key read (the factory called), returned (defaultdict-construction, 2.5-2.9:
+    ``int``/``float``/``str``/``bool`` factories; 2.5-2.7 with defaultdict-reconstruct)."""
+    d = collections.defaultdict(factory, *rest, **kw)
+    for k in vars(o):
+        d[k] += factory(1)
+    return d["missing"], "missing" in d, len(d), d
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown", "GDD",
-           "gdd_state", "factory_reads")
+           "gdd_state", "factory_reads", "counted")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1135,11 +1145,29 @@ _SOURCES: Dict[str, str] = {}
 def _source_of(name: str) -> str:
     """The source of a class or helper of this module, read at import (the file may change while a run goes on)."""
     if not _SOURCES:
+        assigned = _assignments()
         for dep in _helper_names():
             value = globals()[dep]
             _SOURCES[dep] = inspect.getsource(value).rstrip() if isinstance(value, (type, types.FunctionType)) \
-                else f"{dep} = {value!r}"
+                else assigned.get(dep, f"{dep} = {value!r}")
     return _SOURCES[name]
+
+
+def _assignments() -> Dict[str, str]:
+    """``{name: its module-level assignment, as written}``: a value such as ``GDD`` (a defaultdict, whose repr
+    is not Python) is rebuilt in a standalone script by the statement that built it here."""
+    import ast
+
+    with open(__file__, encoding="utf-8") as fh:
+        text = fh.read()
+    found: Dict[str, str] = {}
+    for node in ast.parse(text).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                found[target.id] = ast.get_source_segment(text, node) or ""
+    return found
 
 
 _CHECK = '''\
@@ -1628,7 +1656,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # a defaultdict's factory read, compared, called: one made in the frame (keywords: defaultdict-
             # construction, 2.5-2.9), a copy, and a global whose factory changes per call (defaultdict-factory-read)
             "factory_reads(collections.defaultdict(list, a={o}))", "factory_reads(GDD)",
-            "(factory_reads(GDD.copy()), GDD.default_factory is {o})")
+            "(factory_reads(GDD.copy()), GDD.default_factory is {o})",
+            # a defaultdict with a builtin-type factory built in the frame (defaultdict-construction, 2.5-2.9)
+            "counted({o}, int)", "counted({o}, float, {{'z': 2.5}})", "counted({o}, str, z='q')",
+            "counted({o}, bool, [('p', 0)])", "factory_reads(collections.defaultdict(int, a={o}))",
+            "counted({o}, bytes)")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")

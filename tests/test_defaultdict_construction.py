@@ -81,9 +81,40 @@ def pairs(x, n):
 
 
 def int_factory(x, n):
-    d = collections.defaultdict(int, a=n)  # a factory Dynamo does not support: deferred (its graph break)
+    d = collections.defaultdict(int, a=n)
     d["c"] += 2
     return d
+
+
+def counter(x, n):
+    """The counter idiom: ``defaultdict(int)``, counted, a missing key read, returned."""
+    d = collections.defaultdict(int)
+    for k in ("a", "b", "a")[: n + 1]:
+        d[k] += 1
+    return d, x + d["a"], d["missing"], "missing" in d, len(d)
+
+
+def constant_factories(x, n):
+    """Each builtin type whose ``f()`` Dynamo folds, with a mapping, pairs or keywords, non-empty (a missing
+    key of a non-empty defaultdict must still call the factory, not fold ``d[k]`` as a plain dict's)."""
+    out = []
+    for factory, rest, kw in ((float, ({"z": 2.5},), {}), (str, (), {"s": "t"}), (bool, ([("p", n)],), {}),
+                              (int, (), {"k": n})):
+        d = collections.defaultdict(factory, *rest, **kw)
+        d["a"] += factory(1)
+        out.append((d["missing"], sorted(d, key=str), d))
+    return out, x * n
+
+
+def object_factory(x, n):
+    d = collections.defaultdict(object, a=n)  # a factory Dynamo does not support: deferred (its graph break)
+    return len(d), x + 1
+
+
+def bytes_factory(x, n):
+    d = collections.defaultdict(bytes, a=b"q")  # bytes() is not folded by Dynamo before 2.11: deferred
+    d["a"] += b"r"
+    return d, x + n
 
 
 def user_factory(x, n):
@@ -99,9 +130,13 @@ def factory_only(x, n):
 
 
 SHAPES = {f.__name__: f for f in (no_argument, none_factory, keywords, keywords_read_in_the_frame,
-                                   mapping_and_keywords, pairs, user_factory, factory_only)}
+                                   mapping_and_keywords, pairs, user_factory, factory_only, int_factory, counter,
+                                   constant_factories)}
+#: Builtin-type factories (``int``...): a graph break natively on 2.5-2.9 (``is_supported_arg``: list, tuple,
+#: dict, set only), built with the patch; on 2.5-2.7 only with defaultdict-reconstruct.
+CONSTANT_FACTORY = ("int_factory", "counter", "constant_factories")
 #: Deferred to Dynamo: the patch leaves its outcome as it is.
-DEFERRED = {"int_factory": int_factory}
+DEFERRED = {"object_factory": object_factory, "bytes_factory": bytes_factory}
 
 
 def _make(n):
@@ -124,6 +159,9 @@ def test_equals_eager_or_breaks(shape):
             return  # 2.5-2.6: dict() takes a mapping or keywords, not both: Dynamo's clean break
         assert found is None, found
         return
+    if shape in CONSTANT_FACTORY:  # without defaultdict-reconstruct: deferred, Dynamo's own break
+        assert isinstance(found, Unsupported), found
+        return
     if shape == "no_argument":  # Dynamo's IndexError there: a clean graph break with the patch
         assert isinstance(found, Unsupported) and "IndexError" not in str(found), found
         return
@@ -143,6 +181,14 @@ def test_without_the_patch_keywords_are_dropped_and_no_argument_crashes():
         crashed = _run(no_argument)
     assert isinstance(dropped, str), dropped
     assert isinstance(crashed, Exception) and "IndexError" in str(crashed), crashed
+
+
+@pytest.mark.skipif(not IN_RANGE, reason="the patch applies on torch <2.10")
+@pytest.mark.parametrize("shape", CONSTANT_FACTORY)
+def test_without_the_patch_a_builtin_type_factory_breaks(shape):
+    with without_patch(NAME):
+        native = _run(SHAPES[shape])
+    assert isinstance(native, Unsupported), native
 
 
 @pytest.mark.parametrize("shape", sorted(DEFERRED))

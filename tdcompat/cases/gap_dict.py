@@ -679,12 +679,32 @@ def defaultdict_without_factory(x, n):
     return d, e
 
 
+def defaultdict_counter(x, keys):
+    """The counter idiom, ``defaultdict(int)`` built in the frame: counted, a missing key read, returned; a
+    ``defaultdict(float, mapping)`` beside it (tests/test_defaultdict_construction.py has str, bool, pairs)."""
+    d = collections.defaultdict(int)
+    for k in keys:
+        d[k] += 1
+    f = collections.defaultdict(float, {"z": 2.5})
+    f["a"] += len(keys)
+    return d, f, x * d["a"], d["missing"] + f["missing"], len(d)
+
+
 def _defaultdict_inputs():
     return torch.randn(3), 1
 
 
 def _defaultdict_vary(args):
     args[0].add_(1)
+
+
+def _counter_inputs():
+    return torch.randn(3), ["a", "b"]
+
+
+def _counter_vary(args):
+    args[0].add_(1)
+    args[1].extend(("a", "c"))
 
 
 CASES.add(
@@ -702,6 +722,12 @@ CASES.add(
          unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: IndexError"),),
          doc="`defaultdict()` built in the frame crashes the compile on 2.8-2.9 (IndexError), also without "
              "fullgraph; `defaultdict(None, ...)` is a graph break"),
+    # 2.5-2.7 return a frame-made defaultdict as a plain dict without defaultdict-reconstruct: both patches there
+    Case("defaultdict_counter", ("defaultdict-construction", "defaultdict-reconstruct"), defaultdict_counter,
+         _counter_inputs, vary=_counter_vary,
+         unpatched=(Expect("<2.10", GRAPH_BREAK),),
+         doc="`defaultdict(int)` / `defaultdict(float, d)` built in the frame (the counter idiom): a graph break "
+             "on 2.5-2.9 (Dynamo takes list/tuple/dict/set factories only)"),
 )
 
 

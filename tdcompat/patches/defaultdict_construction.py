@@ -1,9 +1,13 @@
-"""``defaultdict(list, a=1)`` built in the frame drops its items; ``defaultdict()`` crashes Dynamo (torch 2.5-2.9).
+"""``defaultdict(list, a=1)`` built in the frame drops its items; ``defaultdict()`` crashes Dynamo; ``defaultdict(int)``
+breaks (torch 2.5-2.9).
 
 Symptom: in compiled code ``collections.defaultdict(factory, a=1)`` is an empty dict (the keywords are
 dropped: silently wrong), ``defaultdict()`` crashes the compile (``InternalTorchDynamoError: IndexError:
 list index out of range``, also without ``fullgraph``), and ``defaultdict(None)`` /
-``defaultdict(list, d)`` / ``defaultdict(list, d, k=v)`` are graph breaks. Measured on 2.5.1-2.9.1
+``defaultdict(list, d)`` / ``defaultdict(list, d, k=v)`` are graph breaks, as is any ``defaultdict`` whose
+factory is ``int``, ``float``, ``str`` or ``bool`` (the counter idiom ``defaultdict(int)``: Dynamo's
+``DefaultDictVariable.is_supported_arg`` takes ``list``/``tuple``/``dict``/``set`` only before 2.11; upstream
+``test_defaultdict_inplace_union_preserves_factory`` builds ``defaultdict(int, {...})``). Measured on 2.5.1-2.9.1
 (2.10 is right). 2.5-2.7 rebuild any ``defaultdict`` made in the frame as a plain ``dict`` when it leaves
 the frame (``DefaultDictVariable`` has no ``reconstruct`` of its own there; ``defaultdict-reconstruct`` adds
 it): with that patch applied every shape is built there too (asked when the call is traced:
@@ -20,21 +24,28 @@ Root cause: ``UserDefinedClassVariable.call_function`` (torch/_dynamo/variables/
 argument); it ignores ``kwargs`` and any mapping argument. ``DefaultDictVariable.call_method("__getitem__")``
 (dicts.py) raises a plain Python ``KeyError`` for a missing key when there is no factory.
 
-What the handlers accept: a call of the class ``collections.defaultdict`` itself whose first argument, if
-any, is ``None`` or a factory Dynamo supports (``DefaultDictVariable.is_supported_arg``), with at most one
-more positional argument and any keywords, where Dynamo's own path is not right (no argument, ``None``,
-a mapping or keywords). The items are what ``dict(*rest, **kwargs)`` builds in the trace
-(``BuiltinVariable.call_custom_dict``: CPython's ``defaultdict.__init__`` is ``dict.__init__`` on the rest),
-the factory the argument (``None`` as a constant tracker, so that the rebuilt object gets it back). And
-``d[k]`` of a missing key of such a ``defaultdict`` with no factory raises ``KeyError`` in the trace, as
-``dict.__missing__`` does. Everything else (a subclass, an unsupported factory, more arguments) defers.
+What the handlers accept: a call of the class ``collections.defaultdict`` itself whose first argument, if any,
+is ``None``, a factory Dynamo supports (``DefaultDictVariable.is_supported_arg``) or exactly the builtin
+``int``, ``float``, ``str`` or ``bool`` (realized: guarded as Dynamo guards any builtin it calls; 2.8-2.10 do
+not guard against a module global that later shadows the builtin's name, for every builtin call alike), with
+at most one more positional argument and any keywords, where Dynamo's own path is not right (no argument,
+``None``, a builtin-type factory, a mapping or keywords). A builtin-type factory is sound because
+``DefaultDictVariable`` calls the factory tracker for a missing key (``BuiltinVariable.call_function`` with no
+argument: a folded constant, ``0``/``0.0``/``''``/``False``, as CPython's ``__missing__``), reconstructs it as
+the builtin's name and answers ``default_factory`` with it (``defaultdict-factory-read``); ``bytes()`` and
+``complex()`` are left out, Dynamo does not fold them on every release of the range. The items are what
+``dict(*rest, **kwargs)`` builds in the trace (``BuiltinVariable.call_custom_dict``: CPython's
+``defaultdict.__init__`` is ``dict.__init__`` on the rest), the factory the argument (``None`` as a constant
+tracker, so that the rebuilt object gets it back). And ``d[k]`` of a missing key of such a ``defaultdict``
+with no factory raises ``KeyError`` in the trace, as ``dict.__missing__`` does. Everything else (a subclass,
+an unsupported factory, more arguments) defers.
 """
 
 from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import graph_break, new_object_kwargs, raise_observed
+from ..dynamo_api import graph_break, new_object_kwargs, peek, raise_observed, realize
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
@@ -45,6 +56,26 @@ def _no_factory(vt) -> bool:
     from torch._dynamo.variables import ConstantVariable
 
     return type(vt) is ConstantVariable and vt.value is None
+
+
+#: Builtin types whose call with no argument Dynamo folds to a constant on 2.5-2.9 (``int()`` is ``0``,
+#: ``str()`` is ``''``; not ``bytes()`` nor, before 2.9, ``complex()``): the counter idiom ``defaultdict(int)``.
+#: Dynamo's ``DefaultDictVariable.is_supported_arg`` takes only ``list``/``tuple``/``dict``/``set`` before
+#: 2.11, so these were a graph break, any shape.
+_CONSTANT_FACTORIES = (int, float, str, bool)
+
+
+def _constant_factory(vt):
+    """``vt`` realized (guarded as Dynamo guards the builtin) when it is one of :data:`_CONSTANT_FACTORIES`,
+    else ``None``; a lazy tracker of anything else is left unrealized (no guard added on a deferred call)."""
+    from torch._dynamo.variables import BuiltinVariable
+
+    tracker, value = peek(vt)
+    if tracker is None:
+        if not any(value is t for t in _CONSTANT_FACTORIES):
+            return None
+        tracker = realize(vt)
+    return tracker if type(tracker) is BuiltinVariable and tracker.fn in _CONSTANT_FACTORIES else None
 
 
 @fail_safe(NAME)
@@ -59,11 +90,14 @@ def _construct(wrapped, instance, args, kwargs):
     call_args, call_kwargs = list(call_args), dict(call_kwargs or {})
     factory = call_args[0] if call_args else ConstantVariable.create(None)
     rest = call_args[1:]
-    if len(rest) > 1 or not (_no_factory(factory) or DefaultDictVariable.is_supported_arg(factory)):
+    constant = _constant_factory(factory)
+    factory = constant if constant is not None else factory
+    supported = constant is None and DefaultDictVariable.is_supported_arg(factory)
+    if len(rest) > 1 or not (_no_factory(factory) or supported or constant is not None):
         return DEFER
-    if call_args and not rest and not call_kwargs and not _no_factory(factory):
+    if call_args and not rest and not call_kwargs and supported:
         return DEFER  # defaultdict(list): Dynamo's own, right
-    if "reconstruct" not in vars(DefaultDictVariable) and (rest or _no_factory(factory) or not call_args):
+    if "reconstruct" not in vars(DefaultDictVariable) and (rest or not supported or not call_args):
         if not call_args:  # Dynamo's own crashes (IndexError): a graph break instead, so eager builds it
             graph_break("defaultdict() with no argument", "collections.defaultdict()",
                         "this torch cannot return a defaultdict built in the frame as one")
@@ -121,18 +155,19 @@ PATCH = Patch(
     symptoms=(
         ('`collections.defaultdict(list, a=x)` built in the frame **is empty** (keywords dropped: '
              'silently wrong); `defaultdict()` **crashes the compile** (`InternalTorchDynamoError: '
-             'IndexError`, also without `fullgraph`); `defaultdict(None)`, `defaultdict(list, mapping)`: '
-             'graph breaks',
+             'IndexError`, also without `fullgraph`); `defaultdict(None)`, `defaultdict(list, mapping)`, '
+             '`defaultdict(int)` (any `int`/`float`/`str`/`bool` factory): graph breaks',
          '2.5–2.9',
          '(`<2.10`; 2.5–2.7 with `defaultdict-reconstruct`, else the keyword shape only and `defaultdict()` '
              'a graph break instead of the crash)'),
     ),
     fixes="`defaultdict(list, a=1)` built in the frame is empty (silently wrong); `defaultdict()` crashes the "
     "compile (`InternalTorchDynamoError: IndexError`, also without fullgraph); `defaultdict(None)`, "
-    "`defaultdict(list, d)` break (torch <2.10; 2.5-2.7: the keyword shape only)",
+    "`defaultdict(list, d)`, `defaultdict(int)` break (torch <2.10; 2.5-2.7: the keyword shape only)",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_function (the "
     "collections.defaultdict branch); torch/_dynamo/variables/dicts.py: DefaultDictVariable.call_method",
-    mirrors="torch 2.10: the defaultdict branch takes no factory, None, a mapping and keywords",
+    mirrors="torch 2.10: the defaultdict branch takes no factory, None, any factory, a mapping and keywords "
+    "(2.11: DefaultDictVariable.is_supported_arg takes every BuiltinVariable)",
     torch="<2.10",
     fixed_upstream="2.10: UserDefinedClassVariable.call_function builds the items with call_custom_dict",
     targets=(
@@ -143,13 +178,14 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.variables.builtin:BuiltinVariable.call_custom_dict",
               "torch._dynamo.variables.dicts:DefaultDictVariable.is_supported_arg"),
-    summary="defaultdict() / defaultdict(None) / defaultdict(f, mapping, **kw) built in the frame as CPython does",
+    summary="defaultdict() / defaultdict(None) / defaultdict(int) / defaultdict(f, mapping, **kw) built in the "
+    "frame as CPython does",
     history=(
         ("2.5-2.7", "as 2.8-2.9, and a defaultdict made in the frame leaves it as a plain dict (no "
          "DefaultDictVariable.reconstruct there: `defaultdict-reconstruct`); patched: every shape with "
          "`defaultdict-reconstruct`, the keyword shape only without it"),
-        ("2.8-2.9", "`defaultdict(f, a=1)` silently empty; `defaultdict()` crashes (IndexError); `None` or a "
-         "mapping argument: a graph break"),
+        ("2.8-2.9", "`defaultdict(f, a=1)` silently empty; `defaultdict()` crashes (IndexError); `None`, a "
+         "mapping argument or an `int`/`float`/`str`/`bool` factory: a graph break"),
         ("2.10+", "right"),
     ),
 )
