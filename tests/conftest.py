@@ -53,15 +53,17 @@ def applied(name: str) -> bool:
 
 @contextlib.contextmanager
 def without_patch(name: str):
-    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it."""
+    """Patch ``name`` reverted (and Dynamo reset) for the block; put back after it, with every patch that
+    needs it (reverting a patch reverts those too)."""
     import torch
 
+    before = [s.name for s in tdcompat.status() if s.state.value == "applied"]
     tdcompat.unpatch([name])
     try:
         torch._dynamo.reset()
         yield
     finally:
-        tdcompat.patch([name])
+        tdcompat.patch(before)
         torch._dynamo.reset()
 
 

@@ -568,9 +568,43 @@ def counted(o, factory, *rest, **kw):
     return d["missing"], "missing" in d, len(d), d
 
 
+def od_class_calls(o):
+    """``OrderedDict``'s own methods called through the class on an ``OrderedDict`` made from ``vars(o)``
+    (ordered-dict-class-method, 2.5-2.13), the ``__ior__`` result compared by identity (container-alias-
+    identity on 2.5-2.6)."""
+    od = collections.OrderedDict(vars(o))
+    collections.OrderedDict.update(od, {"z": 1})
+    v = collections.OrderedDict.setdefault(od, "n", 2)
+    r = collections.OrderedDict.__ior__(od, {"q": 3})
+    collections.OrderedDict.move_to_end(od, "z")
+    return v, r is od, list(od), list(collections.OrderedDict.keys(od)), collections.OrderedDict.pop(od, "q")
+
+
+def od_class_plain(o):
+    """``OrderedDict.update(d)`` of a plain dict: CPython raises TypeError (ordered-dict-class-method, 2.9+)."""
+    d = dict(vars(o))
+    try:
+        collections.OrderedDict.update(d, z=1)
+    except TypeError:
+        d["caught"] = 1
+    return sorted(d, key=str)
+
+
+def aliased(d):
+    """``e = d; e is d`` after writes, for a dict (set, OrderedDict) and ``d.__ior__(b) is d``
+    (container-alias-identity, 2.5-2.6; ``od.__ior__`` spelled out: ordered-dict-class-method, 2.13)."""
+    e = d
+    e["w"] = 1
+    r = d.__ior__({"v": 2})
+    s = set(d)
+    t = s
+    t.add("u")
+    return e is d, d is not e, r is d, t is s, [d][0] is d, d is d, sorted(s, key=str)
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown", "GDD",
-           "gdd_state", "factory_reads", "counted")
+           "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1660,9 +1694,14 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # a defaultdict with a builtin-type factory built in the frame (defaultdict-construction, 2.5-2.9)
             "counted({o}, int)", "counted({o}, float, {{'z': 2.5}})", "counted({o}, str, z='q')",
             "counted({o}, bool, [('p', 0)])", "factory_reads(collections.defaultdict(int, a={o}))",
-            "counted({o}, bytes)")
+            "counted({o}, bytes)",
+            # OrderedDict methods through the class (ordered-dict-class-method, 2.5-2.13); `is` on aliases of a
+            # dict / OrderedDict / set (container-alias-identity, 2.5-2.6)
+            "od_class_calls({o})", "od_class_plain({o})", "aliased(dict(vars({o})))",
+            "aliased(collections.OrderedDict({o}.__dict__))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
-                if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__")))
+                if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
+                                    "aliased(", "counted(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
 

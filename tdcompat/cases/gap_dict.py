@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import types
+from collections import OrderedDict
 
 import torch
 from torch import nn
@@ -1197,4 +1198,89 @@ CASES.add(
          unpatched=(Expect("<2.11", WRONG_RESULT),),
          doc="`d.default_factory is list` is False for a defaultdict made in the frame (2.5-2.10) or passed in "
              "(2.7-2.10): Dynamo reads the factory as an opaque attribute"),
+)
+
+
+# -- ordered-dict-class-method: OrderedDict.<method>(od, ...) through the class --------------------------------
+
+
+def ordered_dict_class_method(x, od):
+    """``OrderedDict.update/setdefault/__ior__/pop(od, ...)`` on an OrderedDict passed in, read back."""
+    OrderedDict.update(od, {"z": x.sum()})
+    v = OrderedDict.setdefault(od, "n", 5)
+    r = OrderedDict.__ior__(od, {"q": 3})
+    p = OrderedDict.pop(od, "a")
+    return x * v + p, list(r), list(od)
+
+
+def ordered_dict_class_method_ior(x, od):
+    """``OrderedDict.__ior__(od, b)`` is ``od`` itself (``odict_inplace_or``)."""
+    r = OrderedDict.__ior__(od, {"q": 3})
+    e = od
+    return x + 1, r is od, e is od, list(od)
+
+
+def ordered_dict_class_method_plain(x, d):
+    """``OrderedDict.update(d, ...)`` of a plain dict: CPython raises TypeError (the descriptor does not apply)."""
+    try:
+        OrderedDict.update(d, b=2)
+    except TypeError:
+        d["caught"] = 1
+    return x + 1, sorted(d)
+
+
+def _ordered_dict_inputs():
+    return torch.randn(3), OrderedDict(a=1.5, b=torch.ones(3))
+
+
+def _plain_dict_inputs():
+    return torch.randn(3), {"a": 1.5, "c": torch.ones(3)}
+
+
+def _mapping_vary(args):
+    args[0].add_(1)
+    args[1]["v"] = 2
+
+
+CASES.add(
+    Case("ordered_dict_class_method", ("ordered-dict-class-method",), ordered_dict_class_method,
+         _ordered_dict_inputs, vary=_mapping_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: AttributeError"),
+                    Expect("<2.9", GRAPH_BREAK)),
+         doc="`OrderedDict.update(od, b)` / `setdefault` / `__ior__` / `pop` through the class: a crash (2.5-2.6), "
+             "a graph break (2.7-2.8)"),
+    # 2.5-2.6 also need container-alias-identity (the patch `needs` it there) for `r is od`
+    Case("ordered_dict_class_method_ior", ("ordered-dict-class-method", "container-alias-identity"),
+         ordered_dict_class_method_ior, _ordered_dict_inputs, vary=_mapping_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: AttributeError"),
+                    Expect("<2.9", GRAPH_BREAK), Expect("==2.13.*", WRONG_RESULT)),
+         doc="`OrderedDict.__ior__(od, b) is od`: a crash (2.5-2.6), a graph break (2.7-2.8), False (2.13: a copy)"),
+    Case("ordered_dict_class_method_plain", ("ordered-dict-class-method",), ordered_dict_class_method_plain,
+         _plain_dict_inputs, vary=_mapping_vary, torch=">=2.9",
+         unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="`OrderedDict.update(d, ...)` of a plain dict updates it where CPython raises TypeError (2.9-2.12)"),
+)
+
+
+# -- container-alias-identity: `e = d; e is d` for a dict or set --------------------------------------------------
+
+
+def container_alias_identity(x, d):
+    """``e is d`` for an alias of a dict passed in and of a set made in the frame, after a write."""
+    e = d
+    s = {1, len(d)}
+    t = s
+    e["k"] = 1
+    return x + 1, e is d, t is s, d is not e, sorted(d)
+
+
+def _constant_dict_inputs():
+    return torch.randn(3), {"a": 1, "b": "s"}
+
+
+CASES.add(
+    Case("container_alias_identity", ("container-alias-identity",), container_alias_identity,
+         _constant_dict_inputs, vary=_mapping_vary,
+         unpatched=(Expect("<2.7", WRONG_RESULT),),
+         doc="`e = d; e is d` is False for a dict or set of constants (2.5-2.6: `is` folded over copies)"),
 )

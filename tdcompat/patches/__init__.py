@@ -79,6 +79,8 @@ _PATCH_MODULES = (
     "dict_update_lazy_pairs",
     "dict_update_drained_generator",
     "defaultdict_factory_read",
+    "ordered_dict_class_method",
+    "container_alias_identity",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
