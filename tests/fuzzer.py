@@ -466,6 +466,33 @@ def ior_kept(d, b):
     return kept
 
 
+def set_view_ops(s, view):
+    """``s | view``, ``&``, ``-``, ``^`` and the in-place forms through another name: CPython runs the view's
+    reflected operator, a new ``set`` even for ``s |= view`` (set-view-operator, 2.9-2.12), or the TypeError's
+    text."""
+    out = []
+    for op in ("|", "&", "-", "^"):
+        t = s
+        try:
+            if op == "|":
+                r = s | view
+                t |= view
+            elif op == "&":
+                r = s & view
+                t &= view
+            elif op == "-":
+                r = s - view
+                t -= view
+            else:
+                r = s ^ view
+                t ^= view
+        except TypeError as error:
+            out.append(str(error))
+            continue
+        out.append((r, type(r).__name__, t, type(t).__name__, t is s))
+    return out, s
+
+
 class SKey(str):
     """A ``str`` subclass used as an instance-dict key (non-str-attr-store breaks its store)."""
 
@@ -603,8 +630,8 @@ def aliased(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown", "GDD",
-           "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased")
+           "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown",
+           "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -1698,10 +1725,18 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # OrderedDict methods through the class (ordered-dict-class-method, 2.5-2.13); `is` on aliases of a
             # dict / OrderedDict / set (container-alias-identity, 2.5-2.6)
             "od_class_calls({o})", "od_class_plain({o})", "aliased(dict(vars({o})))",
-            "aliased(collections.OrderedDict({o}.__dict__))")
+            "aliased(collections.OrderedDict({o}.__dict__))",
+            # a set or frozenset with a dict view on the right, every operator and its in-place form: constants
+            # (set-view-operator, 2.9-2.12), equal keys of other types, tensors among the values (left to Dynamo)
+            "set_view_ops(set({o}.__dict__), {{'k': {o}, 'a': 1}}.keys())",
+            "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys())",
+            "set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items())",
+            "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",
+            "set_view_ops(set(vars({o})), dict(vars({o})).items())",
+            "set_view_ops(set({o}.__dict__), {o}.__dict__.keys())")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
-                                    "aliased(", "counted(")))
+                                    "aliased(", "counted(", "set_view_ops(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
 

@@ -66,6 +66,11 @@ def test_shared_models_sit_on_shims_and_handler_protocol():
         assert _imports()[model] <= {"tdcompat.dynamo_api", "tdcompat.wrappers"}, model
 
 
+def test_pure_values_import_nothing():
+    """``pure_values`` (which Python values hash and compare by value) is plain Python: no shim, no torch."""
+    assert _imports()["tdcompat.pure_values"] == set()
+
+
 def test_patches_do_not_import_each_other():
     graph = _imports()
     for module, deps in graph.items():

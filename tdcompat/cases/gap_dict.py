@@ -1284,3 +1284,39 @@ CASES.add(
          unpatched=(Expect("<2.7", WRONG_RESULT),),
          doc="`e = d; e is d` is False for a dict or set of constants (2.5-2.6: `is` folded over copies)"),
 )
+
+
+# -- set-view-operator: a set and a dict view under | & - ^ -----------------------------------------------
+
+
+def set_view_operator(x, d):
+    """``s |= d.keys()`` rebinds ``s`` to a new set (CPython runs the view's reflected operator: ``set.__ior__``
+    takes only sets), the name that held the old one keeps it; ``fs - d.keys()`` and ``s & d.items()`` are
+    ``set``s; under ``try``, as code that expects the ``TypeError`` of a non-set operand writes it."""
+    s = {"a", "b"}
+    kept = s
+    try:
+        s |= d.keys()
+    except TypeError:
+        return x - 1, "TypeError", sorted(kept)
+    fs = frozenset({"a", "q"}) - d.keys()
+    pairs = {("a", 1), ("b", 2)} & d.items()
+    return x + len(s), sorted(s), sorted(kept), type(fs).__name__, sorted(fs), sorted(pairs), s is kept
+
+
+def _set_view_operator_inputs():
+    return torch.randn(3), {"a": 1, "k": 2}
+
+
+def _set_view_operator_vary(args):
+    args[0].add_(1)
+    args[1]["q"] = 3
+
+
+CASES.add(
+    Case("set_view_operator", ("set-view-operator",), set_view_operator, _set_view_operator_inputs,
+         vary=_set_view_operator_vary, torch=">=2.9",
+         unpatched=(Expect(">=2.9,<2.13", WRONG_RESULT),),
+         doc="`s |= d.keys()` (a set and a dict view): a `TypeError` in the trace on 2.9-2.11 (taken by "
+             "`except TypeError`), the set updated in place and `fs - d.keys()` a frozenset on 2.12"),
+)

@@ -42,37 +42,11 @@ silently wrong results where Dynamo broke.
 
 from __future__ import annotations
 
+from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
 
 NAME = "hash-constant-fold"
-
-#: Exact types whose hash is a pure function of the (guarded) value. ``float`` is
-#: handled apart (NaN hashes by identity since Python 3.10).
-_BY_VALUE = frozenset({str, bytes, int, bool, type(None)})
-
-
-def hashes_by_value(value) -> bool:
-    """Is ``hash(value)`` a pure function of ``value``'s value (no identity, no user code)?
-
-    Exact types only: a subclass (an ``IntEnum`` member, a named tuple, a ``str``
-    subclass) may define ``__hash__``. Iterative, so no recursion limit is met."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind in _BY_VALUE:
-            continue
-        if kind is float:
-            if item != item:  # NaN: hash(nan) is object.__hash__ (identity) on Python >= 3.10
-                return False
-            continue
-        if kind is tuple or kind is frozenset:
-            stack.extend(item)
-            continue
-        return False
-    return True
-
 
 def _unhashable_object(arg) -> bool:
     """A user object or module tracker whose class has ``__hash__ = None`` on its MRO (read

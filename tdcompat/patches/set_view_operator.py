@@ -1,0 +1,155 @@
+"""``s | d.keys()``, ``s |= d.items()`` (and ``&``, ``-``, ``^``): a set and a dict view (torch 2.9-2.12).
+
+Symptom: a ``set`` or ``frozenset`` on the left of ``|``, ``&``, ``-``, ``^`` (or ``|=``, ``&=``, ``-=``,
+``^=``) with a ``dict_keys``/``dict_items`` view on the right. CPython runs the view's reflected operator
+(``set.__or__`` returns ``NotImplemented`` for a non-set): a **new** ``set``, the left operand untouched, even
+for ``s |= d.keys()``. Measured with the case ``set_view_operator`` (and the fuzzer's ``ior_kept(set(...),
+d.keys())``): 2.9-2.11 raise an observed ``TypeError`` inside the trace (**silently wrong under ``try: ...
+except TypeError``**, a graph break otherwise); **2.12 updates the set in place** (``kept = s; s |= d.keys()``
+changes ``kept``), gives a ``frozenset`` where CPython gives a ``set`` (``fs | d.keys()``) and keeps the left
+operand's element of an equal pair (``{1} & {1.0: 0}.keys()`` is ``{1.0}``). 2.5-2.8 graph-break; 2.13 is right.
+
+Root cause: torch/_dynamo/variables/dicts.py (sets.py on 2.12): ``SetVariable.call_method`` answers the
+operator dunders itself: 2.9-2.11 accept only set operands (``raise_observed_exception(TypeError)``), 2.12
+(pytorch/pytorch#178613) accepts the views but runs the in-place method (``update``, ...) for ``__ior__`` and
+the set's own method (``union``, ...) for the binary ones. 2.13 dispatches the operators through CPython's
+number slots (pytorch/pytorch#178968, #181326, #182043: ``binary_op``/``binary_iop``), NotImplemented included.
+
+What the handler accepts: ``SetVariable.call_method(tx, name, [view], {})`` for the eight operator dunders,
+where ``self`` is an exact ``SetVariable`` or ``FrozensetVariable`` (a frozenset reaches it through
+``FrozensetVariable.call_method``'s ``super()``), the operand an exact ``DictKeysVariable`` or
+``DictItemsVariable``, and every element on both sides (the set's items, the view's keys, and for an items
+view its values) a Python constant whose hash and ``==`` are pure functions of its value
+(:func:`tdcompat.pure_values.hashes_by_value`: ``str``, ``bytes``, ``int``, ``bool``, ``None``, non-NaN
+``float``, tuples/frozensets of them). It runs CPython's own operator on equal copies (``set(...) | {...}.keys()``,
+the in-place forms as the binary one, which is what CPython falls back to) and returns the result as a new
+sourceless ``set``. Sound: the result is a function of those values only (which copy of an equal pair is kept
+included), the same values Dynamo's own set methods read; no user code can run; ``self`` is not mutated, as in
+CPython. A user set or dict-subclass view, a set operand and every other method defer. A tensor or object
+element (the result cannot be computed by value) graph-breaks, except for 2.12's binary operators on a ``set``,
+which build a new set as CPython (deferred): 2.9-2.11 would raise the ``TypeError`` and 2.12's in-place forms
+would update the set, which tdcompat's other patches must not turn a graph break into (the fuzzer found
+exactly that when these deferred).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from ..dynamo_api import bind_args, build_sourceless, graph_break, realize
+from ..pure_values import hashes_by_value
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
+
+NAME = "set-view-operator"
+
+#: The operator dunders ``SetVariable.call_method`` answers -> the binary operator CPython ends up running for
+#: a view operand (``set.__ior__`` returns NotImplemented too, so ``s |= view`` is ``s = s | view``).
+_OPERATORS = {
+    "__or__": operator.or_, "__and__": operator.and_, "__sub__": operator.sub, "__xor__": operator.xor,
+    "__ior__": operator.or_, "__iand__": operator.and_, "__isub__": operator.sub, "__ixor__": operator.xor,
+}
+
+_BINARY = frozenset({"__or__", "__and__", "__sub__", "__xor__"})
+
+_NOT_PURE = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _binary_takes_views() -> bool:
+    """Do ``SetVariable``'s binary operators take a dict view (2.12: #178613, which also moved the class to
+    variables/sets.py) rather than raise ``TypeError`` (2.9-2.11)?"""
+    from torch._dynamo.variables import SetVariable
+
+    return SetVariable.__module__ == "torch._dynamo.variables.sets"
+
+
+def _constant(vt):
+    """The value of a tracker that is a constant by value, else ``_NOT_PURE``."""
+    vt = realize(vt)
+    if not vt.is_python_constant():
+        return _NOT_PURE
+    value = vt.as_python_constant()
+    return value if hashes_by_value(value) else _NOT_PURE
+
+
+def _view_value(view):
+    """A real ``dict_keys``/``dict_items`` equal to the traced view, or ``_NOT_PURE``."""
+    copy = {}
+    for key, value_vt in view.dv_dict.items.items():
+        key_value = _constant(key.vt)
+        value = _constant(value_vt) if view.kv == "items" else None
+        if key_value is _NOT_PURE or value is _NOT_PURE:
+            return _NOT_PURE
+        copy[key_value] = value
+    return copy.items() if view.kv == "items" else copy.keys()
+
+
+@fail_safe(NAME)
+def _set_operator(wrapped, instance, args, kwargs):
+    """``SetVariable.call_method(tx, "__or__" | "__ior__" | ..., [dict view], {})``."""
+    from torch._dynamo.variables import FrozensetVariable, SetVariable
+    from torch._dynamo.variables.dicts import DictItemsVariable, DictKeysVariable
+
+    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
+    if bound is None:
+        return DEFER
+    tx, name, call_args, call_kwargs = bound
+    op = _OPERATORS.get(name)
+    if op is None or call_kwargs or len(call_args) != 1:
+        return DEFER
+    if type(instance) not in (SetVariable, FrozensetVariable):
+        return DEFER
+    view = call_args[0]
+    if type(view) not in (DictKeysVariable, DictItemsVariable) or view.kv not in ("keys", "items"):
+        return DEFER
+    left = [_constant(item.vt) for item in instance.set_items]
+    right = _NOT_PURE if any(value is _NOT_PURE for value in left) else _view_value(view)
+    if right is _NOT_PURE:
+        if name in _BINARY and type(instance) is SetVariable and _binary_takes_views():
+            return DEFER  # 2.12's set.union & co. with a view: a new set, as CPython
+        graph_break("set-view-operator", f"{type(instance).__name__}.{name}({type(view).__name__})",
+                    "a set with a dict view whose elements are not all constants: CPython runs the view's "
+                    "reflected operator (a new set), which Dynamo's own method does not (tdcompat)")
+    effects_begin()
+    kind = frozenset if type(instance) is FrozensetVariable else set
+    return build_sourceless(tx, op(kind(left), right))
+
+
+_call_method_gate = routed_gate(_set_operator, method_name_gate, frozenset(_OPERATORS))
+
+
+PATCH = Patch(
+    name=NAME,
+    symptoms=(
+        ("`s |= d.keys()` / `s & d.items()` (a set and a dict view): **a `TypeError` inside the trace** "
+         "(silently taken by `except TypeError`)",
+         "2.9–2.11",
+         "(`>=2.9,<2.13`): a new `set`, as CPython's reflected view operator"),
+        ("`kept = s; s |= d.keys()`: **`kept` changes too** (updated in place), `fs | d.keys()` **is a "
+         "`frozenset`**",
+         "2.12",
+         "(`>=2.9,<2.13`)"),
+    ),
+    fixes="a set or frozenset with a dict keys/items view on the right of | & - ^ (or |= &= -= ^=): TypeError "
+    "inside the trace on 2.9-2.11; updated in place / a frozenset / the other copy of an equal pair on 2.12",
+    upstream="torch/_dynamo/variables/dicts.py (sets.py on 2.12): SetVariable.call_method (the operator dunders)",
+    mirrors="pytorch/pytorch#178968, #181326, #182043 (2.13: the operators dispatched through CPython's number "
+    "slots, NotImplemented and the reflected view operator included); #178613 (2.12: views accepted)",
+    torch=">=2.9,<2.13",
+    fixed_upstream="2.13: binary_op/binary_iop slot dispatch (pytorch/pytorch#178968, #181326)",
+    targets=(
+        # 2.12 moved the class to variables/sets.py; variables/dicts.py still imports it under this name
+        Target("torch._dynamo.variables.dicts", "SetVariable", "call_method", _call_method_gate,
+               params=("tx", "name", "args", "kwargs")),
+    ),
+    summary="a set and a dict view under `|`/`&`/`-`/`^` (and `|=` ...): a new `set`, as CPython",
+    history=(
+        ("2.5-2.8", "not this gap: a set with a dict view on the right is a graph break"),
+        ("2.9-2.11", "`SetVariable.call_method` takes only set operands: an observed `TypeError` in the trace"),
+        ("2.12", "views accepted (#178613), but `|=` updates in place, `fs | view` is a frozenset and `&` keeps "
+         "the set's copy of an equal pair"),
+        ("2.13+", "right: CPython's number-slot dispatch"),
+    ),
+)
