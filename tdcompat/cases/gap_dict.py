@@ -1320,3 +1320,34 @@ CASES.add(
          doc="`s |= d.keys()` (a set and a dict view): a `TypeError` in the trace on 2.9-2.11 (taken by "
              "`except TypeError`), the set updated in place and `fs - d.keys()` a frozenset on 2.12"),
 )
+
+
+# -- set-inplace-operator: s -= t on a set passed in, fs |= t on a frozenset -----------------------------------
+
+
+def set_inplace_operator(x, s):
+    """``s -= t``, ``s ^= t``, ``s &= t`` on a set passed in update it: the caller sees it, and so does another
+    name for it read back in the frame."""
+    kept = s
+    s -= {"a"}
+    s ^= {"q", "b"}
+    s &= {"b", "c", "q", len(s)}
+    return x + len(s), sorted(kept), s is kept
+
+
+def _set_inplace_operator_inputs():
+    return torch.randn(3), {"a", "b", "c"}
+
+
+def _set_inplace_operator_vary(args):
+    args[0].add_(1)
+    args[1].add("q")
+
+
+CASES.add(
+    Case("set_inplace_operator", ("set-inplace-operator",), set_inplace_operator, _set_inplace_operator_inputs,
+         vary=_set_inplace_operator_vary,
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`s -= t` / `s ^= t` / `s &= t` on a set passed in leave the caller's set unchanged (2.5-2.8; the "
+             "frozenset forms: tests/test_set_inplace_operator.py)"),
+)

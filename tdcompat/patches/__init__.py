@@ -82,6 +82,7 @@ _PATCH_MODULES = (
     "ordered_dict_class_method",
     "container_alias_identity",
     "set_view_operator",
+    "set_inplace_operator",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
