@@ -647,7 +647,7 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown",
            "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
-           "set_inplace_ops")
+           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -693,9 +693,90 @@ class TBoolList(list):
         return len(self) != 2
 
 
+# dict subclasses that CPython's merges read differently from their storage (dict-subclass-merge, 2.5-2.12): a
+# dict receiver reads the storage unless the class has its own __iter__ (then keys() and [key]), an OrderedDict
+# receiver always calls keys() and [key].
+class MKeys(dict):
+    """A dict subclass whose ``keys()`` lists what it holds of ``b``, ``a`` in that order (not ``z``)."""
+
+    def keys(self):
+        return [k for k in ("b", "a") if k in self]
+
+
+class MIter(dict):
+    """A dict subclass whose own ``__iter__`` walks ``b``, ``a`` (what it holds of them)."""
+
+    def __iter__(self):
+        return iter([k for k in ("b", "a") if k in self])
+
+
+class MGet(dict):
+    """A dict subclass whose own ``__getitem__`` answers the key's length, not the stored value."""
+
+    def __getitem__(self, key):
+        return len(key)
+
+
+#: How :func:`merged` merges its argument.
+MERGES = ("dict", "splat", "update", "or", "ror", "ior", "od", "od_update", "od_ior", "od_or", "ror_od", "dd",
+          "dd_update")
+
+
+def merged(how, m):
+    """``m`` merged into a new dict, OrderedDict or defaultdict as ``how`` says (one of :data:`MERGES`), or the
+    name of the KeyError an OrderedDict merge raises when ``m.keys()`` lists a key it lacks."""
+    od = collections.OrderedDict(z=0)
+    d = {"z": 0}
+    try:
+        if how == "dict":
+            return dict(m)
+        if how == "splat":
+            return {"z": 0, **m}
+        if how == "update":
+            d.update(m)
+            return d
+        if how == "or":
+            return d | m
+        if how == "ror":
+            return m | d
+        if how == "ior":
+            d |= m
+            return d
+        if how == "od":
+            return collections.OrderedDict(m)
+        if how == "od_update":
+            od.update(m)
+            return od
+        if how == "od_ior":
+            od |= m
+            return od
+        if how == "od_or":
+            return od | m
+        if how == "ror_od":
+            return m | od
+        if how == "dd":
+            return dict(collections.defaultdict(int, m))
+        dd = collections.defaultdict(int)
+        dd.update(m)
+        return dict(dd)
+    except KeyError:
+        return "KeyError"
+
+
+class MOD(collections.OrderedDict):
+    """An OrderedDict subclass built in the frame by :func:`or_built`."""
+
+
+def or_built(n):
+    """``{'z': 0} | o`` and ``o | {'z': 1}`` of an OrderedDict subclass built here: CPython runs its OrderedDict
+    operators (a ``MOD`` each time); 2.5-2.6 folded them over a plain dict (dict-subclass-merge)."""
+    o = MOD(a=n)
+    return {"z": 0} | o, o | {"z": 1}
+
+
 def truthy(kind, n):
     """A ``kind`` (one of the classes above) for call ``n``: empty on even calls."""
-    items = {"a": n, "b": 2} if kind in (TDict, TODict, TLen, dict) else ("ab" if kind is TStr else [n, 2])
+    items = {"a": n, "b": 2} if issubclass(kind, dict) else ("ab" if kind is TStr else [n, 2])
     if n % 2 == 0:
         return kind()  # no argument: T() of a tuple subclass (tuple-subclass-no-args, 2.8-2.13)
     return kind(items)
@@ -1532,6 +1613,9 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("TLen", "truthy(TLen, {n})", ("TLen", "truthy"), family="truth"),
         Kind("TBoolList", "truthy(TBoolList, {n})", ("TBoolList", "truthy"), family="truth"),
         Kind("PDict", "truthy(dict, {n})", ("truthy",), family="truth"),
+        Kind("MKeys", "truthy(MKeys, {n})", ("MKeys", "truthy"), family="truth"),
+        Kind("MIter", "truthy(MIter, {n})", ("MIter", "truthy"), family="truth"),
+        Kind("MGet", "truthy(MGet, {n})", ("MGet", "truthy"), family="truth"),
         Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
@@ -1543,7 +1627,7 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
                        "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
-                                 "TBoolList", "PDict", "PSet")}
+                                 "TBoolList", "PDict", "PSet", "MKeys", "MIter", "MGet")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 
@@ -1563,7 +1647,7 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
                "out.append(type({o} or 'empty').__name__)", "out.append(type({o} and 'full').__name__)",
                "_c = 0\nwhile {o} and _c < 2:\n    _c += 1\nout.append(_c)",
                "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
-               "_b = not {o}\nout.append((bool({o}), _b))",
+               "_b = not {o}\nout.append((bool({o}), _b))\nout.append(or_built(int(_b)))",
                "out.append(len({o}) if {o} else -1)\n_dd = collections.defaultdict(list, a=len({o}))\n"
                "_dd['b'].append(1)\nout.append(collections.OrderedDict(_dd))\nout.append(_dd.copy())",
                "out.append([1 for _ in range(2) if {o}])\n_de = collections.defaultdict()\ntry:\n"
@@ -1573,11 +1657,17 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
-                 "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)"),
+                 "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "out.append(merged('ror', {o}))",
+                            "out.append(merged('or', {o}))"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
-                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)"),
+                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)",
+                           "_cd = dict({o}); _cd['c'] = 1; out.append(_cd)",
+                           "_co = collections.OrderedDict({o}); _co['c'] = 1; out.append(_co)"),
+                 # merges of a dict subclass (dict-subclass-merge, 2.5-2.12), after a change CPython's read shows
+                 **{m: ("{o}['z'] = 1",) + tuple(f"out.append(merged('{how}', {{o}}))" for how in MERGES)
+                    for m in ("MKeys", "MIter", "MGet")},
                  "PSet": ("{o}.clear()", "{o}.add(5)", "_cs = {o}.copy(); _cs.add(7); out.append(_cs)"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call

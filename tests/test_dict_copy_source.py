@@ -1,4 +1,4 @@
-"""dict-copy-source: ``d.copy()`` of a dict passed in is a new dict (torch 2.5).
+"""dict-copy-source: ``d.copy()``, ``dict(d)``, ``OrderedDict(d)`` of a dict passed in are a new dict (torch 2.5).
 
 Compiled with ``fullgraph=True`` and compared with eager on calls with different inputs: the copy changed and
 returned, the input changed after the copy, an ``OrderedDict`` and a ``defaultdict`` input. Without the patch
@@ -40,7 +40,21 @@ def copy_of_copy(x, d):
     return e, len(d)
 
 
-SHAPES = {f.__name__: f for f in (copy_changed, input_changed_after, copy_of_copy)}
+def dict_of_changed(x, d):
+    e = dict(d)
+    e["z"] = x.sum()
+    d["w"] = 1
+    return e, type(e).__name__, "z" in d
+
+
+def ordered_of_changed(x, d):
+    e = collections.OrderedDict(d)
+    e.pop(next(iter(e)))
+    return x + len(e), e, type(e).__name__, len(d)
+
+
+SHAPES = {f.__name__: f for f in (copy_changed, input_changed_after, copy_of_copy, dict_of_changed,
+                                  ordered_of_changed)}
 
 
 def set_copy(x, s):
@@ -75,7 +89,7 @@ def test_equals_eager(shape, kind):
 
 @pytest.mark.skipif(not IN_RANGE, reason="the patch applies on 2.5")
 @pytest.mark.parametrize("kind", ("dict", "OrderedDict"))
-@pytest.mark.parametrize("shape", ("copy_changed", "input_changed_after"))
+@pytest.mark.parametrize("shape", ("copy_changed", "input_changed_after", "dict_of_changed", "ordered_of_changed"))
 def test_without_the_patch_the_copy_is_the_input(shape, kind):
     with without_patch(NAME):
         found = eager_vs_compiled(SHAPES[shape], _maker(kind), (1, 2))

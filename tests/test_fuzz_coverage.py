@@ -32,6 +32,9 @@ SCRIPT = os.path.join(ROOT, "scripts", "fuzz.py")
 #: of tests/fuzzer.py's ``DD_FORMS`` since the session that added them). ordered-dict-class-method has one handler
 #: per Dynamo path (2.5-2.8 and 2.9-2.13); each is reached where its path exists (measured on 2.5.1 and 2.13.0).
 ALLOWED: dict = {
+    ("dict-subclass-merge", "dict_subclass_merge._subclass_or"): (
+        ">=2.15", "2.15 sends `m | d` through the nb_or slots (binary_op), not UserDefinedDictVariable.call_method: "
+        "only `m.__or__(d)` spelled out reaches it (2.7-2.14 reach it through `m | d`)"),
     ("ordered-dict-class-method", "ordered_dict_class_method._class_call_method"): (
         "<2.9", "2.5-2.8 read OrderedDict's own methods from the class as SkipFunctionVariable: the call "
         "reaches _skipped_call, never UserDefinedClassVariable.call_method"),

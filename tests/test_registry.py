@@ -740,6 +740,8 @@ WHEN_RELEASES = {
     ("non-str-attr-store", "SideEffectsProxyDict.__delitem__"): ">=2.12,<2.14",
     # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)
     ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",
+    # OrderedDict(m) goes through call_custom_dict on 2.5-2.6; 2.7+ build it without it (construct_dict, __new__)
+    ("dict-subclass-merge", "UserDefinedClassVariable.call_function"): ">=2.7",
 }
 
 

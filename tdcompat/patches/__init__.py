@@ -83,6 +83,7 @@ _PATCH_MODULES = (
     "container_alias_identity",
     "set_view_operator",
     "set_inplace_operator",
+    "dict_subclass_merge",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
