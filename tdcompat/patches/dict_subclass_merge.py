@@ -115,7 +115,7 @@ def _instance_keys(value) -> bool:
 
 def _differs(cls: type, value, ordered: bool, reads: str) -> bool:
     """Can Dynamo's read of ``value`` (a ``cls`` instance) merged into a receiver (an ``OrderedDict``
-    where ``ordered``) differ from CPython's, when Dynamo ``reads`` it as :func:`_dynamo_reads` says?"""
+    where ``ordered``) differ from CPython's, when Dynamo ``reads`` it as :func:`_tracker_reads` says?"""
     if _own(cls, "__getattribute__") or _instance_keys(value):
         return True
     if reads == "baked":
@@ -244,7 +244,8 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 
 @fail_safe(NAME)
 def _ordered_dict_call(wrapped, instance, args, kwargs):
-    """``UserDefinedClassVariable(OrderedDict).call_function(tx, [m], kwargs)`` (2.7-2.12)."""
+    """``UserDefinedClassVariable(OrderedDict).call_function(tx, [m], kwargs)`` (2.7+; 2.5-2.6 reach
+    ``call_custom_dict``)."""
     if len(args) != 3 or not args[1]:
         return DEFER
     _refuse(args[1][0], True, "OrderedDict(...)", "construct")
@@ -294,8 +295,8 @@ def _subclass_or(wrapped, instance, args, kwargs):
 @fail_safe(NAME)
 def _not_a_constant(wrapped, instance, args, kwargs):
     """``CustomizedDictVariable.is_python_constant()`` (2.5-2.6: an ``OrderedDict`` subclass built in the frame):
-    False. Its ``as_python_constant()`` is a plain ``dict``, so Dynamo's constant folds (``d | o``, taken
-    before ``call_or_``'s refusal can break) computed with a ``dict`` where CPython runs the subclass's
+    False. Its ``as_python_constant()`` is a plain ``dict``, so Dynamo's constant folds (``d | o``, which
+    ``call_or_`` reaches before any tracker method) computed with a ``dict`` where CPython runs the subclass's
     ``OrderedDict`` operators (``{} | o`` is a ``type(o)``)."""
     return False
 
