@@ -537,6 +537,42 @@ def fnwrite(k, v):
     return out
 
 
+class FnOwner:
+    """A class whose method's ``__dict__`` the ``fndict`` form reads through a bound method (function-dict)."""
+
+    def meth(self):
+        return 1
+
+
+def fnattr():
+    """A global function with one attribute of its own (``fndict`` deletes and restores it)."""
+    return 2
+
+
+fnattr.tag = 0
+
+
+def fndict(o, k):
+    """A function's and a bound method's ``__dict__`` as the dicts they are (function-dict, 2.5-2.11: Dynamo
+    answers with the getset descriptor shared by every function): identity, type and equality among sourced
+    functions, a method of an object made in the frame read through ``__dict__`` and ``__func__``, a key
+    written and read back as an attribute, ``hasattr``/``getattr`` after a deletion, restored at the end."""
+    d = fnattr.__dict__
+    m = FnOwner().meth
+    out = [d is FnOwner.meth.__dict__, type(d) is dict, d == target_fn.__dict__, sorted(m.__dict__),
+           m.__func__.__dict__.get(k), k in d, len(d)]
+    d[k] = len(out)
+    out.append((getattr(fnattr, k), hasattr(fnattr, k), fnattr.tag, sorted(d)))
+    del d["tag"]
+    try:
+        out.append(fnattr.tag)
+    except AttributeError:
+        out.append(("gone", hasattr(fnattr, "tag"), getattr(fnattr, "tag", o) is o))
+    d["tag"] = 0
+    del d[k]
+    return out
+
+
 def wrapped_attrs(o):
     """``functools.wraps`` on a function made in the frame, then its ``__dict__`` listed and read: the names
     set through the function's descriptors are no keys (dunder-dict-order, 2.12+; vars-untraced-owner,
@@ -645,7 +681,8 @@ def aliased(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs", "grown",
+           "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs",
+           "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built")
 
@@ -1847,10 +1884,13 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # id order, which differs between the eager and compiled runs: tests/test_set_inplace_operator.py)
             "set_inplace_ops(set({o}.__dict__), {{'a', 'z'}})",
             "set_inplace_ops(frozenset({{'a', 'b'}}), frozenset({{'a', 'q'}}))",
-            "set_inplace_ops({{1, 2.0, 'a'}}, {{1.0, True, 2}})")
+            "set_inplace_ops({{1, 2.0, 'a'}}, {{1.0, True, 2}})",
+            # a function's and a bound method's __dict__, read, written through and deleted from (function-dict,
+            # 2.5-2.11; writes break on 2.12+: function-dict-write)
+            "fndict({o}, 'k')", "fndict({o}, 'meth')")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
-                                    "aliased(", "counted(")))
+                                    "aliased(", "counted(", "fndict(")))
 DD_ESCAPES = ("{o}.__dict__", "{o}.__dict__.keys()", "vars({o})", "{o}.__dict__.items()")
 
 

@@ -405,3 +405,34 @@ CASES.add(
          unpatched=(Expect("<2.7", WRONG_RESULT),),
          doc="`[1] is [1]` True traced on 2.5-2.6 (lists compared under `is` item by item)"),
 )
+
+
+# -- function-dict: a function's __dict__ is its own dict (2.5-2.11: the getset descriptor every function shares)
+
+
+def _functions_with_attrs():
+    """Two functions passed in, each with an attribute of its own (``vary`` changes them)."""
+
+    def first():
+        return 1
+
+    def second():
+        return 2
+
+    first.tag = 1
+    second.tag = 2
+    return torch.randn(3), first, second
+
+
+def function_dict_identity(x, f, g):
+    """``f.__dict__`` is ``f``'s own dict, a ``dict`` (two distinct dict trackers are not compared with
+    ``is``: Dynamo 2.5-2.11 cannot, with or without tdcompat)."""
+    return x + 1, type(f.__dict__) is dict, f.__dict__ is f.__dict__, isinstance(g.__dict__, dict)
+
+
+CASES.add(
+    Case("misc_function_dict_identity", ("function-dict",), function_dict_identity, _functions_with_attrs,
+         unpatched=(Expect("<2.12", WRONG_RESULT),),
+         doc="`type(f.__dict__) is dict` False for a function passed in (2.5-2.11: Dynamo answers with the "
+             "getset descriptor every function shares; tests/test_function_dict_model.py has the rest)"),
+)

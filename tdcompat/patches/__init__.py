@@ -17,6 +17,7 @@ _PATCH_MODULES = (
     "dunder_dict_non_str_key",
     "non_str_attr_store",
     "function_dict_write",
+    "function_dict",
     "vars_untraced_owner",
     "skipped_descriptor_call",
     "dict_ior_in_place",
