@@ -11,6 +11,17 @@ import inspect
 from typing import NoReturn, Optional
 
 
+@functools.lru_cache(maxsize=None)
+def torch_release() -> tuple:
+    """The installed torch's ``(major, minor)``, parsed once: for the few handlers whose behaviour is a
+    property of the release itself (a code path Dynamo changed without a name to look up)."""
+    import torch
+
+    from .versions import parse_torch_version
+
+    return tuple(parse_torch_version(torch.__version__).release[:2])
+
+
 def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
     """Raise Dynamo's ``Unsupported`` through whichever API this torch has.
 
@@ -94,12 +105,9 @@ def guard_dict_keys_in_order(tx, source) -> None:
     listed in ``OutputGraph.guard_on_key_order``: source names up to 2.7, sources from 2.8
     (where ``ConstDictVariable.call_method("keys")`` adds them).
     """
-    import torch
     from torch._dynamo.guards import GuardBuilder, install_guard
 
-    from .versions import parse_torch_version
-
-    before_28 = parse_torch_version(torch.__version__).release[:2] < (2, 8)
+    before_28 = torch_release() < (2, 8)
     tx.output.guard_on_key_order.add(source.name() if before_28 else source)
     builder = getattr(GuardBuilder, "DICT_KEYS_MATCH", None) or GuardBuilder.DICT_KEYS
     install_guard(source.make_guard(builder))

@@ -55,7 +55,7 @@ import collections
 import functools
 import threading
 
-from ..dynamo_api import graph_break, peek, realize, static_lookup
+from ..dynamo_api import graph_break, peek, realize, static_lookup, torch_release
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate, method_name_gate, routed_gate
 
@@ -75,11 +75,7 @@ def _dynamo_reads() -> str:
     object: ``"baked"`` (2.5-2.6: no polyfill; ``call_custom_dict`` folds ``m.items()`` into constants),
     ``"iterates"`` (2.7-2.9: ``for key in m: dst[key] = m[key]``, the user's ``__iter__`` and
     ``__getitem__`` inlined), ``"items"`` (2.10+: ``mutable_mapping_update`` reads ``m.items()``)."""
-    import torch
-
-    from ..versions import parse_torch_version
-
-    release = parse_torch_version(torch.__version__).release[:2]
+    release = torch_release()
     return "baked" if release < (2, 7) else "iterates" if release < (2, 10) else "items"
 
 
@@ -88,11 +84,7 @@ def _update_reads() -> str:
     """How ``d.update(m)`` (and ``|``, ``|=``, ``{**m}``) reads a dict subclass Dynamo tracks as a user object:
     ``"keys"`` on 2.13-2.14 (``m.keys()`` then ``m[key]``, as CPython off its fast path), ``"storage"`` on
     2.15 (the subclass is a dict tracker), else as ``call_custom_dict`` reads it (:func:`_dynamo_reads`)."""
-    import torch
-
-    from ..versions import parse_torch_version
-
-    release = parse_torch_version(torch.__version__).release[:2]
+    release = torch_release()
     return "keys" if (2, 13) <= release < (2, 15) else "storage" if release >= (2, 15) else _dynamo_reads()
 
 

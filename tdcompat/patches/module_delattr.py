@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import functools
 
-from ..dynamo_api import const_str, module_tracker_types
+from ..dynamo_api import const_str, module_tracker_types, torch_release
 from ..spec import Patch, Target
-from ..versions import parse_torch_version
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "module-delattr"
@@ -37,9 +36,7 @@ NAME = "module-delattr"
 @functools.lru_cache(maxsize=None)
 def _lowers_to_setattr() -> bool:
     """2.5-2.7: ``call_delattr`` is ``call_setattr`` with a ``DeletedVariable``."""
-    import torch
-
-    return parse_torch_version(torch.__version__).release[:2] < (2, 8)
+    return torch_release() < (2, 8)
 
 
 def _call_delattr_gate(wrapped, instance, args, kwargs):

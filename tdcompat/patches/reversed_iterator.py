@@ -68,11 +68,9 @@ def _load_kinds() -> tuple:
 @functools.lru_cache(maxsize=None)
 def _tuple_era() -> bool:
     """torch <2.13, where Dynamo's ``reversed()`` is a tuple (2.13 made it an iterator)."""
-    import torch
+    from ..dynamo_api import torch_release
 
-    from ..versions import parse_torch_version
-
-    return parse_torch_version(torch.__version__).release[:2] < (2, 13)
+    return torch_release() < (2, 13)
 
 
 def _reversed_enum_class(obj):
