@@ -43,7 +43,7 @@ import inspect
 
 from ..dynamo_api import MISSING, is_data_descriptor, raise_observed, static_lookup
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "function-dict"
 
@@ -108,7 +108,14 @@ def _dict_tracker(tx, vt):
     if source is None or type(real) is not dict or _shadowed_keys(real):
         return DEFER
     effects_begin()
+    _BUILT.add(id(vt.fn))
     return VariableBuilder(tx, AttrSource(source, "__dict__"))(real)
+
+
+#: ``id()`` of every function whose ``__dict__`` a tracker was built for (never cleared: an id reused by
+#: another function only sends its reads to the handler, which checks the side effects itself). The gates
+#: send an attribute read of any other function straight to Dynamo.
+_BUILT: set = set()
 
 
 _DELETED = object()
@@ -202,6 +209,49 @@ def _method_getattr(wrapped, instance, args, kwargs):
     return VariableBuilder(tx, source)(instance.fn)
 
 
+@gate(_var_getattr)
+def _var_getattr_gate(original, handle):
+    """``UserFunctionVariable.var_getattr``: ``__dict__``, and reads of a function whose ``__dict__`` the
+    handler tracked, go to it; every other read straight to Dynamo."""
+
+    def var_getattr(self, tx, name):
+        try:
+            mine = name == "__dict__" or id(self.fn) in _BUILT
+        except Exception:  # noqa: BLE001 - the handler decides under the fail-safe
+            mine = True
+        return handle(self, tx, name) if mine else original(self, tx, name)
+
+    return var_getattr
+
+
+@gate(_method_getattr)
+def _method_getattr_gate(original, handle):
+    """``UserMethodVariable.var_getattr``: as :func:`_var_getattr_gate`, and ``__func__``."""
+
+    def var_getattr(self, tx, name):
+        try:
+            mine = name in ("__dict__", "__func__") or id(self.fn) in _BUILT
+        except Exception:  # noqa: BLE001
+            mine = True
+        return handle(self, tx, name) if mine else original(self, tx, name)
+
+    return var_getattr
+
+
+@gate(_hasattr)
+def _hasattr_gate(original, handle):
+    """``call_hasattr`` / ``call_obj_hasattr``: only for a function whose ``__dict__`` was tracked."""
+
+    def call_hasattr(self, tx, name):
+        try:
+            mine = id(self.fn) in _BUILT
+        except Exception:  # noqa: BLE001
+            mine = True
+        return handle(self, tx, name) if mine else original(self, tx, name)
+
+    return call_hasattr
+
+
 PATCH = Patch(
     name=NAME,
     symptoms=(
@@ -219,13 +269,13 @@ PATCH = Patch(
     torch="<2.12",
     fixed_upstream="2.12: BaseUserFunctionVariable.get_dict_vt",
     targets=(
-        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "var_getattr", _var_getattr,
+        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "var_getattr", _var_getattr_gate,
                params=("tx", "name")),
-        Target("torch._dynamo.variables.functions", "UserMethodVariable", "var_getattr", _method_getattr,
+        Target("torch._dynamo.variables.functions", "UserMethodVariable", "var_getattr", _method_getattr_gate,
                params=("tx", "name"), inherited=True),
-        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "call_hasattr", _hasattr,
+        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "call_hasattr", _hasattr_gate,
                params=("tx", "name"), optional=True, inherited=True),
-        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "call_obj_hasattr", _hasattr,
+        Target("torch._dynamo.variables.functions", "UserFunctionVariable", "call_obj_hasattr", _hasattr_gate,
                params=("tx", "name"), optional=True, inherited=True),
     ),
     summary="a function's or bound method's __dict__ is the function's dict, tracked through its source",
