@@ -1654,6 +1654,9 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("MIter", "truthy(MIter, {n})", ("MIter", "truthy"), family="truth"),
         Kind("MGet", "truthy(MGet, {n})", ("MGet", "truthy"), family="truth"),
         Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
+        # an exact OrderedDict passed in: `not o` / `bool(o)` guard its keys (dict-truth-guard, 2.7+; a
+        # user-dict tracker over a dict tracker on 2.13+)
+        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy",), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1664,7 +1667,7 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
                        "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
-                                 "TBoolList", "PDict", "PSet", "MKeys", "MIter", "MGet")}
+                                 "TBoolList", "PDict", "PSet", "MKeys", "MIter", "MGet", "POD")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
 

@@ -1351,3 +1351,28 @@ CASES.add(
          doc="`s -= t` / `s ^= t` / `s &= t` on a set passed in leave the caller's set unchanged (2.5-2.8; the "
              "frozenset forms: tests/test_set_inplace_operator.py)"),
 )
+
+
+# -- dict-truth-guard: not d / bool(d) of a dict passed in ---------------------------------------------------
+
+
+def dict_truth(x, d):
+    """``not d`` and ``bool(d)`` of a dict passed in, empty on the first call and filled on the second."""
+    return x + 1, not d, bool(d)
+
+
+def _dict_truth_inputs():
+    return torch.randn(3), {}
+
+
+def _dict_truth_vary(args):
+    args[0].add_(1)
+    args[1]["k"] = 1
+
+
+CASES.add(
+    Case("dict_truth", ("dict-truth-guard",), dict_truth, _dict_truth_inputs, vary=_dict_truth_vary,
+         unpatched=(Expect(">=2.7", WRONG_RESULT),),
+         doc="`not d` / `bool(d)` of a dict passed in keep the first call's answer (only the dict's type is "
+             "guarded; 2.7-2.15)"),
+)

@@ -18,6 +18,7 @@ _PATCH_MODULES = (
     "non_str_attr_store",
     "function_dict_write",
     "function_dict",
+    "dict_truth_guard",
     "vars_untraced_owner",
     "skipped_descriptor_call",
     "dict_ior_in_place",
