@@ -742,6 +742,15 @@ WHEN_RELEASES = {
     ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",
     # OrderedDict(m) goes through call_custom_dict on 2.5-2.6; 2.7+ build it without it (construct_dict, __new__)
     ("dict-subclass-merge", "UserDefinedClassVariable.call_function"): ">=2.7",
+    # 2.13-2.14's conditional jumps read an OrderedDict (2.13) / defaultdict input's truth without a guard
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_IF_FALSE"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_IF_TRUE"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.JUMP_IF_FALSE_OR_POP"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.JUMP_IF_TRUE_OR_POP"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_FORWARD_IF_FALSE"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_BACKWARD_IF_FALSE"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_FORWARD_IF_TRUE"): ">=2.13,<2.15",
+    ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_BACKWARD_IF_TRUE"): ">=2.13,<2.15",
 }
 
 
