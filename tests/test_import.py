@@ -239,8 +239,9 @@ def test_two_threads_compile_right_after_first_dynamo_import():
 
 def test_unpatch_restores_dynamos_dispatch_tables():
     """A wrapped bytecode handler is also swapped in the ``dispatch_table`` list every translator class
-    caches (``builtin-subclass-truth``'s conditional jumps, ``dict-truth-guard``'s on 2.13-2.14): after ``unpatch()`` every table holds the
-    very functions it held before tdcompat, and ``patch()`` puts the wrappers back."""
+    caches (``builtin-subclass-truth``'s conditional jumps, ``dict-truth-guard``'s on 2.13-2.14): after
+    ``unpatch()`` every table holds the very functions it held before tdcompat, and ``patch()`` puts the
+    wrappers back."""
     proc = run_python("""
         import json, os
         os.environ["TDCOMPAT_DISABLE"] = "*"
