@@ -39,8 +39,6 @@ Everything else defers.
 
 from __future__ import annotations
 
-import inspect
-
 from ..dynamo_api import MISSING, is_data_descriptor, raise_observed, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
@@ -63,7 +61,7 @@ def _class_source(method):
     name = getattr(fn, "__name__", None)
     if cls_source is None or value is None or type(name) is not str:
         return None
-    if inspect.getattr_static(type(value), name, None) is not fn:
+    if static_lookup(type(value), name) is not fn:
         return None
     from torch._dynamo.source import AttrSource
 
@@ -209,47 +207,30 @@ def _method_getattr(wrapped, instance, args, kwargs):
     return VariableBuilder(tx, source)(instance.fn)
 
 
-@gate(_var_getattr)
-def _var_getattr_gate(original, handle):
-    """``UserFunctionVariable.var_getattr``: ``__dict__``, and reads of a function whose ``__dict__`` the
-    handler tracked, go to it; every other read straight to Dynamo."""
+def _read_gate(handler, names: frozenset):
+    """The gate in front of a read ``handler`` (``(self, tx, name)``): a name in ``names``, or any read of
+    a function whose ``__dict__`` the handler tracked, goes to it; every other read straight to Dynamo
+    after one id test."""
 
-    def var_getattr(self, tx, name):
-        try:
-            mine = name == "__dict__" or id(self.fn) in _BUILT
-        except Exception:  # noqa: BLE001 - the handler decides under the fail-safe
-            mine = True
-        return handle(self, tx, name) if mine else original(self, tx, name)
+    @gate(handler)
+    def factory(original, handle):
+        def read(self, tx, name):
+            try:
+                mine = name in names or id(self.fn) in _BUILT
+            except Exception:  # noqa: BLE001 - the handler decides under the fail-safe
+                mine = True
+            return handle(self, tx, name) if mine else original(self, tx, name)
 
-    return var_getattr
+        return read
 
-
-@gate(_method_getattr)
-def _method_getattr_gate(original, handle):
-    """``UserMethodVariable.var_getattr``: as :func:`_var_getattr_gate`, and ``__func__``."""
-
-    def var_getattr(self, tx, name):
-        try:
-            mine = name in ("__dict__", "__func__") or id(self.fn) in _BUILT
-        except Exception:  # noqa: BLE001
-            mine = True
-        return handle(self, tx, name) if mine else original(self, tx, name)
-
-    return var_getattr
+    return factory
 
 
-@gate(_hasattr)
-def _hasattr_gate(original, handle):
-    """``call_hasattr`` / ``call_obj_hasattr``: only for a function whose ``__dict__`` was tracked."""
-
-    def call_hasattr(self, tx, name):
-        try:
-            mine = id(self.fn) in _BUILT
-        except Exception:  # noqa: BLE001
-            mine = True
-        return handle(self, tx, name) if mine else original(self, tx, name)
-
-    return call_hasattr
+#: ``UserFunctionVariable.var_getattr``; ``UserMethodVariable.var_getattr`` (also ``__func__``);
+#: ``call_hasattr`` / ``call_obj_hasattr`` (only for a function whose ``__dict__`` was tracked).
+_var_getattr_gate = _read_gate(_var_getattr, frozenset({"__dict__"}))
+_method_getattr_gate = _read_gate(_method_getattr, frozenset({"__dict__", "__func__"}))
+_hasattr_gate = _read_gate(_hasattr, frozenset())
 
 
 PATCH = Patch(
