@@ -2,8 +2,7 @@
 
 Compiled with ``fullgraph=True``, called with an empty, a non-empty and an empty input again, compared with
 eager (return value and the dict afterwards). Without the patch (reverted in-process) the second call
-reuses the first call's answer on 2.7-2.15 (asserted); 2.5-2.6 are right natively. 2.7's ``bool(d)`` is left
-(``BOOL_27``).
+reuses the first call's answer on 2.7-2.15 (asserted); 2.5-2.6 are right natively.
 """
 
 from __future__ import annotations
@@ -53,7 +52,6 @@ def jumps(x, d):
 SHAPES = {f.__name__: f for f in (not_dict, bool_dict, not_keys, not_after_write, jumps)}
 KINDS = {"dict": dict, "OrderedDict": collections.OrderedDict,
          "defaultdict": lambda items: collections.defaultdict(int, items)}
-BOOL_27 = {"bool_dict"} if TORCH == (2, 7) else set()
 
 
 def _run(fn, kind):
@@ -77,8 +75,6 @@ def _run(fn, kind):
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_truth_equals_eager(shape, kind):
     expected, got = _run(SHAPES[shape], kind)
-    if shape in BOOL_27:
-        pytest.xfail("2.7's bool(d) is the constant fold (no call_bool): left")
     assert got == expected or isinstance(got, Unsupported), got
 
 
@@ -87,8 +83,8 @@ def test_truth_equals_eager(shape, kind):
 @pytest.mark.parametrize("shape", ["not_dict", "bool_dict"])
 def test_without_the_patch_it_is_wrong(shape, kind):
     """``not d`` / ``bool(d)``: silently wrong on 2.7-2.15 without the patch."""
-    if shape == "bool_dict" and (TORCH == (2, 7) or (kind == "defaultdict" and TORCH < (2, 13))):
-        pytest.skip("not this patch's: 2.7 folds bool(d) (left), bool(defaultdict) breaks on 2.5-2.12")
+    if shape == "bool_dict" and kind == "defaultdict" and TORCH < (2, 13):
+        pytest.skip("not this patch's: bool(defaultdict) breaks on 2.5-2.12")
     with without_patch(NAME):
         expected, got = _run(SHAPES[shape], kind)
     assert not isinstance(got, Exception) and got != expected, got

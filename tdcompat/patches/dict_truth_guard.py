@@ -7,13 +7,11 @@ and ...`` are right (they guard the keys), except on 2.13-2.14, whose conditiona
 x``, ``while od``) read an ``OrderedDict`` (2.13) / ``defaultdict`` (2.13-2.14) input's truth unguarded too.
 Measured on 2.7.1-2.15.0 (2.5-2.6 guard a dict's keys when they build it). Found by the fuzzer on 2.12.1
 (seed 187099319, program 187099880299761: an empty ``dict`` input's truth, once ``dict-subclass-merge``
-turned a later crash into a graph break). Left on 2.7: ``bool(d)`` alone (2.7 has no ``call_bool``; the
-constant fold over ``as_python_constant()`` answers, reached only through
-``BuiltinVariable.call_function``).
+turned a later crash into a graph break).
 
 Root cause: ``BuiltinVariable.call_not_`` (torch/_dynamo/variables/builtin.py) answers ``len(a.items) == 0``
-for a ``ConstDictVariable`` (or a dict view's dict), and ``call_bool`` (2.8+) leaves a dict to the constant
-fold over ``as_python_constant()``; neither installs the guard that ``len(d)`` installs
+for a ``ConstDictVariable`` (or a dict view's dict), and ``call_bool`` (2.8+; 2.7 has none) leaves a dict to
+the constant fold over ``as_python_constant()``; neither installs the guard that ``len(d)`` installs
 (``ConstDictVariable.call_method("__len__")``: the keys, ``DICT_KEYS_MATCH``).
 
 The fix accepts exactly a ``ConstDictVariable`` (any subclass tracker: ``OrderedDict``, ``defaultdict``; on
@@ -23,7 +21,9 @@ one, with a source (a dict the frame did not build), as the operand of ``not`` o
 installs Dynamo's own guard on the dict's keys, then lets Dynamo answer as before. The answer is unchanged
 on this call; the guard makes a later call with a dict of other keys recompile. Sound because CPython's
 truth of a dict is ``len(d) != 0``, a function of the keys that guard fixes. Everything else defers
-untouched.
+untouched. On 2.7, which has no ``call_bool``, the handler is added as ``BuiltinVariable.call_bool`` around
+a stub that returns ``None``: ``_make_handler`` tries ``call_<builtin>`` first and reads ``None`` as "no
+handler here", so the constant fold still answers, after the guard (2.8's own dispatch shape).
 """
 
 from __future__ import annotations
@@ -109,6 +109,11 @@ def _jumps_unguarded() -> bool:
     return (2, 13) <= torch_release() < (2, 15)
 
 
+def _no_call_bool() -> bool:
+    """2.7: ``bool(d)`` reaches only the constant fold (``call_bool`` came in 2.8)."""
+    return torch_release() < (2, 8)
+
+
 _JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
           "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
           "POP_JUMP_BACKWARD_IF_TRUE")
@@ -132,14 +137,16 @@ PATCH = Patch(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_not_", _truth, params=("tx", "a")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_bool", _truth, params=("tx",),
                optional=True),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_bool", _truth, added=True,
+               optional=True, when=_no_call_bool),
         *(Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", name, _jump_gate, optional=True,
                  when=_jumps_unguarded) for name in _JUMPS),
     ),
     summary="not d / bool(d) of a dict passed in guard its keys, as len(d) does",
     history=(
         ("2.5-2.6", "right (a dict's keys are guarded when it is built)"),
-        ("2.7-2.15", "`call_not_` answers from the items, `call_bool` folds: only `TYPE_MATCH` on the dict "
-         "(2.7's `bool(d)`, folded without a `call_bool`, is left); 2.13-2.14's jumps on an `OrderedDict` "
+        ("2.7-2.15", "`call_not_` answers from the items, `call_bool` (2.7: the constant fold) folds: only "
+         "`TYPE_MATCH` on the dict; 2.13-2.14's jumps on an `OrderedDict` "
          "(2.13) / `defaultdict` input too"),
     ),
 )
