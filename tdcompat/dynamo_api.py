@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from typing import NoReturn, Optional
 
 
@@ -381,6 +382,46 @@ def key_tracker_gate(original, handle, route):
         return handle(self, vt)
 
     return __init__
+
+
+#: Dynamo's conditional jumps: the ``InstructionTranslatorBase`` opcode handlers built by
+#: ``generic_jump(truth_fn, push)`` on some Python this torch supports (3.9-3.13 name them
+#: differently), each with its ``(truth_fn, push)``: jump when ``truth_fn(value)``, and keep the
+#: value on the stack when jumping if ``push``.
+CONDITIONAL_JUMPS = {
+    "POP_JUMP_IF_FALSE": (operator.not_, False), "POP_JUMP_IF_TRUE": (operator.truth, False),
+    "JUMP_IF_FALSE_OR_POP": (operator.not_, True), "JUMP_IF_TRUE_OR_POP": (operator.truth, True),
+    "POP_JUMP_FORWARD_IF_FALSE": (operator.not_, False), "POP_JUMP_BACKWARD_IF_FALSE": (operator.not_, False),
+    "POP_JUMP_FORWARD_IF_TRUE": (operator.truth, False), "POP_JUMP_BACKWARD_IF_TRUE": (operator.truth, False),
+}
+
+
+def stack_top_gate(original, handle, route):
+    """The gate on a conditional jump (:data:`CONDITIONAL_JUMPS`: ``(self, inst)``, every branch
+    Dynamo traces), for :func:`tdcompat.wrappers.routed_gate`: a stack top whose tracker class is,
+    or derives from, a class named in ``route``, or is lazy (its class not known yet), goes to
+    ``handle``; every other straight to Dynamo (one set test). The classes are read from
+    Dynamo's tracker hierarchy when the gate is built; an empty stack or an odd call goes to
+    ``handle``, which meets the same question under the fail-safe."""
+    from torch._dynamo.variables.base import VariableTracker
+
+    kinds, todo = set(), [VariableTracker]
+    while todo:
+        kind = todo.pop()
+        todo.extend(kind.__subclasses__())
+        if any(base.__name__ in route for base in kind.__mro__):
+            kinds.add(kind)
+    routed = frozenset(kinds)
+
+    def jump(self, inst):
+        try:
+            kind = type(self.stack[-1])
+            mine = kind in routed or kind.__module__ == LAZY_MODULE
+        except Exception:  # noqa: BLE001 - an empty stack or an odd call: the handler decides
+            mine = True
+        return handle(self, inst) if mine else original(self, inst)
+
+    return jump
 
 
 def is_lazy(vt) -> bool:

@@ -37,26 +37,16 @@ ignoring ``__bool__`` (silently wrong, natively): a graph break there. Deferred:
 from __future__ import annotations
 
 import collections
-import operator
 
-from ..dynamo_api import MISSING, graph_break, realize, static_lookup
+from ..dynamo_api import CONDITIONAL_JUMPS, MISSING, graph_break, realize, stack_top_gate, static_lookup
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, routed_gate
 
 NAME = "builtin-subclass-truth"
 
 _SLOT = type(dict.__dict__["__len__"])  # wrapper_descriptor: a C type's slot
 #: Containers whose C ``__len__`` is their truth (CPython: no ``nb_bool`` slot of their own).
 _CONTAINERS = frozenset({dict, list, set, frozenset, tuple, str, bytes, bytearray, collections.deque})
-
-#: The conditional jumps (``generic_jump(truth_fn, push)`` in Dynamo), per release and Python.
-_JUMPS = {
-    "POP_JUMP_IF_FALSE": (operator.not_, False), "POP_JUMP_IF_TRUE": (operator.truth, False),
-    "JUMP_IF_FALSE_OR_POP": (operator.not_, True), "JUMP_IF_TRUE_OR_POP": (operator.truth, True),
-    "POP_JUMP_FORWARD_IF_FALSE": (operator.not_, False), "POP_JUMP_BACKWARD_IF_FALSE": (operator.not_, False),
-    "POP_JUMP_FORWARD_IF_TRUE": (operator.truth, False), "POP_JUMP_BACKWARD_IF_TRUE": (operator.truth, False),
-}
-
 
 def _container_len(cls):
     """The builtin container whose C ``__len__`` decides ``cls``'s truth, or None."""
@@ -142,38 +132,13 @@ def _handler(truth_fn, push):
 
 
 def _gate_for(handler):
-    @gate(handler)
-    def jump_gate(original, handle):
-        """What is installed on a conditional jump: a value of any tracker type outside
-        ``UserDefinedObjectVariable``'s family (and not lazy) goes straight to Dynamo."""
-        from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
-
-        from ..dynamo_api import LAZY_MODULE
-
-        kinds = set()
-        todo = [UserDefinedObjectVariable, *filter(None, (_restricted_list_type(),))]
-        while todo:
-            kind = todo.pop()
-            kinds.add(kind)
-            todo.extend(kind.__subclasses__())
-        kinds = frozenset(kinds)
-
-        def jump(self, inst):
-            try:
-                kind = type(self.stack[-1])
-                other = kind not in kinds and kind.__module__ != LAZY_MODULE
-            except Exception:  # noqa: BLE001  (an empty stack or an odd call: the handler decides)
-                other = False
-            if other:
-                return original(self, inst)
-            return handle(self, inst)
-
-        return jump
-
-    return jump_gate
+    """What is installed on a conditional jump: a value of any tracker type outside
+    ``UserDefinedObjectVariable``'s family (and 2.5-2.6's ``RestrictedListSubclassVariable``) goes
+    straight to Dynamo."""
+    return routed_gate(handler, stack_top_gate, {"UserDefinedObjectVariable", "RestrictedListSubclassVariable"})
 
 
-_HANDLERS = {rule: _handler(*rule) for rule in set(_JUMPS.values())}
+_HANDLERS = {rule: _handler(*rule) for rule in set(CONDITIONAL_JUMPS.values())}
 
 
 def _builtin(negate):
@@ -217,7 +182,7 @@ PATCH = Patch(
     targets=tuple(
         Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", name, _gate_for(_HANDLERS[rule]),
                params=("inst",), optional=True)
-        for name, rule in _JUMPS.items()
+        for name, rule in CONDITIONAL_JUMPS.items()
     ) + (
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_not_", _NOT, params=("tx",)),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_bool", _BOOL, params=("tx",),

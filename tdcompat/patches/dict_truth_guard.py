@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import LAZY_MODULE, realize, torch_release
+from ..dynamo_api import CONDITIONAL_JUMPS, LAZY_MODULE, realize, stack_top_gate, torch_release
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, fail_safe, routed_gate
 
 NAME = "dict-truth-guard"
 
@@ -77,29 +77,9 @@ def _jump(wrapped, instance, args, kwargs):
     return DEFER
 
 
-@gate(_jump)
-def _jump_gate(original, handle):
-    """What is installed on a conditional jump: anything but a user-dict tracker (or a lazy one) goes
-    straight to Dynamo after one type test."""
-    from torch._dynamo.variables.user_defined import UserDefinedDictVariable
-
-    kinds = set()
-    todo = [UserDefinedDictVariable]
-    while todo:
-        kind = todo.pop()
-        kinds.add(kind)
-        todo.extend(kind.__subclasses__())
-    frozen = frozenset(kinds)
-
-    def jump(self, inst):
-        try:
-            kind = type(self.stack[-1])
-            mine = kind in frozen or kind.__module__ == LAZY_MODULE
-        except Exception:  # noqa: BLE001 - an empty stack or an odd call: the handler decides
-            mine = True
-        return handle(self, inst) if mine else original(self, inst)
-
-    return jump
+#: What is installed on a conditional jump: anything but a user-dict tracker (or a lazy one) goes straight
+#: to Dynamo after one type test.
+_jump_gate = routed_gate(_jump, stack_top_gate, {"UserDefinedDictVariable"})
 
 
 def _jumps_unguarded() -> bool:
@@ -112,11 +92,6 @@ def _jumps_unguarded() -> bool:
 def _no_call_bool() -> bool:
     """2.7: ``bool(d)`` reaches only the constant fold (``call_bool`` came in 2.8)."""
     return torch_release() < (2, 8)
-
-
-_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
-          "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
-          "POP_JUMP_BACKWARD_IF_TRUE")
 
 
 PATCH = Patch(
@@ -140,7 +115,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_bool", _truth, added=True,
                optional=True, when=_no_call_bool),
         *(Target("torch._dynamo.symbolic_convert", "InstructionTranslatorBase", name, _jump_gate, optional=True,
-                 when=_jumps_unguarded) for name in _JUMPS),
+                 when=_jumps_unguarded) for name in CONDITIONAL_JUMPS),
     ),
     summary="not d / bool(d) of a dict passed in guard its keys, as len(d) does",
     history=(
