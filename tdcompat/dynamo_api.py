@@ -512,6 +512,8 @@ def merged_items(a, b) -> dict:
 def bind_args(args, kwargs, names):
     """The arguments of a wrapped method, positional or by keyword, in the order of
     ``names``; None when the call does not fit (the handler then defers)."""
+    if not kwargs and len(args) == len(names):  # how Dynamo calls them: no dict built
+        return list(args)
     if len(args) > len(names):
         return None
     bound = dict(zip(names, args))
