@@ -219,3 +219,56 @@ def test_without_the_patch_it_is_wrong(index):
 def test_a_plain_subclass_still_compiles(name):
     """The refusal is narrow: a subclass that overrides nothing merges in the graph."""
     assert eager_vs_compiled(SHAPES[name], _make(Plain), (1, 2)) is None
+
+
+class ODBuilt(OD):
+    """Built in the frame (``or_in_frame``): an OrderedDict subclass that overrides nothing."""
+
+
+class ODSetItem(OD):
+    """Its own ``__setitem__``, which CPython's ``odict_or`` runs for every key: not accepted."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 10 if isinstance(value, int) else value)
+
+
+def or_in_frame(x, n):
+    o = ODBuilt(a=n)
+    left, right = {"z": 0} | o, o | {"z": 1}
+    right["q"] = len(left)
+    return type(left), list(left.items()), type(right), list(right.items()), x + n
+
+
+_SLOTS = _RELEASE.release[:2] >= (2, 13)
+
+
+@pytest.mark.skipif(not _SLOTS, reason="2.13+: | goes through the number slots (2.5-2.12: the refusals above)")
+@pytest.mark.parametrize("name", ("dict_or", "subclass_or", "subclass_or_ordered"))
+def test_or_of_a_plain_ordered_dict_subclass_passed_in_is_its_type(name):
+    """``{} | o``, ``o | {}``, ``o | od`` of an OrderedDict subclass that overrides nothing are a ``type(o)``
+    (CPython's ``odict_or``); without the patch ``o | ...`` is an OrderedDict (2.13-2.14) or a dict (2.15)
+    (``{} | o`` of an input is right natively: Dynamo's ``__ror__`` builds ``type(o)``)."""
+    assert eager_vs_compiled(SHAPES[name], _make(ODPlain), (1, 2)) is None
+    if name != "dict_or":
+        with without_patch(NAME):
+            assert isinstance(eager_vs_compiled(SHAPES[name], _make(ODPlain), (1, 2)), str)
+
+
+@pytest.mark.skipif(not _SLOTS, reason="2.13+: | goes through the number slots (2.5-2.12: the refusals above)")
+def test_or_of_a_plain_ordered_dict_subclass_built_in_the_frame_is_its_type():
+    def make(n):
+        return torch.arange(3.0), n
+
+    assert eager_vs_compiled(or_in_frame, make, (1, 2)) is None
+    with without_patch(NAME):
+        assert isinstance(eager_vs_compiled(or_in_frame, make, (1, 2)), (str, Exception))
+
+
+@pytest.mark.skipif(not _SLOTS, reason="2.13+: | goes through the number slots (2.5-2.12: the refusals above)")
+@pytest.mark.parametrize("name", ("dict_or", "subclass_or"))
+def test_or_of_an_ordered_dict_subclass_with_its_own_setitem_is_dynamos(name):
+    """Not accepted (CPython runs its ``__setitem__``): what Dynamo does, with or without the patch."""
+    found = eager_vs_compiled(SHAPES[name], _make(ODSetItem), (1, 2))
+    with without_patch(NAME):
+        native = eager_vs_compiled(SHAPES[name], _make(ODSetItem), (1, 2))
+    assert type(found) is type(native) and (not isinstance(found, str) or found == native)

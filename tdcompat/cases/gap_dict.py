@@ -1376,3 +1376,46 @@ CASES.add(
          doc="`not d` / `bool(d)` of a dict passed in keep the first call's answer (only the dict's type is "
              "guarded; 2.7-2.15)"),
 )
+
+
+# -- dict-subclass-merge: o | d of an OrderedDict subclass (2.13+: | through the number slots) -----------------
+
+
+class _PlainOrdered(collections.OrderedDict):
+    """An OrderedDict subclass that overrides nothing (what CPython's ``odict_or`` builds ``type(o)`` of)."""
+
+
+def dict_ordered_subclass_or(x, o):
+    """``o | d`` of an OrderedDict subclass passed in: a ``type(o)``, as CPython builds."""
+    right = o | {"z": 1}
+    right["w"] = len(o)
+    return x + len(right), type(right).__name__, list(right.items())
+
+
+def dict_ordered_subclass_ror(x, o):
+    """``d | o`` of an OrderedDict subclass passed in, returned: a ``type(o)`` (its ``__ror__`` runs first)."""
+    left = {"y": 0} | o
+    return x - len(left), left
+
+
+def _dict_ordered_subclass_or_inputs():
+    return torch.randn(3), _PlainOrdered(a=1)
+
+
+def _dict_ordered_subclass_or_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = 2
+
+
+CASES.add(
+    Case("dict_ordered_subclass_or", ("dict-subclass-merge",), dict_ordered_subclass_or,
+         _dict_ordered_subclass_or_inputs, vary=_dict_ordered_subclass_or_vary, torch=">=2.13",
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`o | d` of an OrderedDict subclass passed in is a plain OrderedDict (2.13-2.14) or dict (2.15); "
+             "CPython's OrderedDict.__or__ builds `type(o)`"),
+    Case("dict_ordered_subclass_ror", ("dict-subclass-merge",), dict_ordered_subclass_ror,
+         _dict_ordered_subclass_or_inputs, vary=_dict_ordered_subclass_or_vary, torch=">=2.13",
+         unpatched=(Expect(">=2.13", GRAPH_BREAK),),
+         doc="`d | o` of an OrderedDict subclass passed in, returned: Dynamo builds `type(o)` from a class it "
+             "cannot reconstruct (2.13: Reconstruction failure; 2.14-2.15: Unsupported function call)"),
+)

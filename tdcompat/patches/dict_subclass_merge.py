@@ -40,13 +40,21 @@ and plain subclasses go on after one type test). 2.5-2.6 also stop treating an `
 built in the frame (``CustomizedDictVariable``) as a Python constant, so ``{} | o`` is not folded over a
 plain ``dict``.
 
+On 2.13+, where ``|`` goes through ``binary_op``'s number slots and not ``call_method``, ``o | d`` and ``d |
+o`` of a *plain* ``OrderedDict`` subclass ``o`` (itself and its bases up to ``OrderedDict`` define none of
+:data:`_ODICT_OR_READS`, its metaclass is ``type``, no instance attribute ``keys``) and an exact ``dict`` or
+``OrderedDict`` ``d`` (``d`` a ``dict`` when ``o`` is on the right) were a plain ``OrderedDict`` (2.13-2.14) or
+``dict`` (2.15) natively: silently wrong. The ``call_or_`` handler computes what CPython's ``odict_or``
+(``Objects/odictobject.c``) computes: ``type(o)(left)`` then ``.update(right)``, through Dynamo's own ``type()``,
+class call and ``update``; for a plain subclass those run no user code in CPython, so the items are the
+storage's, in CPython's order. Anything else defers. It never refuses: a break inside ``call_or_`` is
+swallowed and ``|`` folded over plain-dict constants (2.13 made ``{} | o`` a ``dict`` that way).
+
 Left to Dynamo (measured, native, ``tests/test_dict_subclass_merge.py`` xfails them as "wrong without
-tdcompat too"; docs/upstream/dict-subclass-merge/): ``m | d`` with a subclass on the left on 2.13-2.15 (an
-``OrderedDict`` subclass or ``Counter`` gives another type; a class with its own ``keys`` and ``__iter__``
-other items) and ``{} | m`` of such a class on 2.13-2.14, which go through ``binary_op`` slots, not
-``call_method``; 2.15's ``dd.update(m)`` of such a class. A refusal inside ``call_or_`` is not safe there:
-Dynamo swallows the break and folds ``|`` over plain-dict constants (2.13 made ``{} | o`` of an
-``OrderedDict`` subclass a ``dict`` that way), so this patch has no handler on ``call_or_``.
+tdcompat too"; docs/upstream/dict-subclass-merge/): ``m | d`` with a subclass on the left on 2.13-2.15 when it
+is not such a plain ``OrderedDict`` subclass (a ``Counter`` gives another type; a class with its own ``keys``
+and ``__iter__`` other items) and ``{} | m`` of such a class on 2.13-2.14; 2.15's ``dd.update(m)`` of such a
+class.
 """
 
 from __future__ import annotations
@@ -55,9 +63,9 @@ import collections
 import functools
 import threading
 
-from ..dynamo_api import graph_break, peek, realize, static_lookup, torch_release
+from ..dynamo_api import bind_args, graph_break, is_lazy, peek, realize, static_lookup, torch_release
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate, method_name_gate, routed_gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, routed_gate
 
 NAME = "dict-subclass-merge"
 
@@ -306,6 +314,65 @@ def _dict_update(wrapped, instance, args, kwargs):
     return DEFER
 
 
+#: What CPython's ``OrderedDict.__or__``/``__ror__`` (``odict_or``) run on the subclass: its constructor and
+#: ``update`` (``mutablemapping_update``: ``keys()``, ``[key]``, ``[key] = value``). A class defining none of
+#: them (nor ``__getattribute__``, nor the operators) runs only ``OrderedDict``'s C code.
+_ODICT_OR_READS = ("__or__", "__ror__", "__new__", "__init__", "update", "keys", "__iter__", "__getitem__",
+                   "__setitem__", "__getattribute__")
+
+
+def _plain_ordered(tracker):
+    """``(class, value)`` of an instance of a plain ``OrderedDict`` subclass (see the module docstring), else
+    None."""
+    try:
+        cls = tracker.python_type()
+    except Exception:  # noqa: BLE001 - no Python type: not this patch's
+        return None
+    if not _ordered(cls) or cls is collections.OrderedDict or type(cls) is not type:
+        return None
+    value = vars(tracker).get("value")
+    if type(value) is not cls or _instance_keys(value) or any(_own(cls, name) for name in _ODICT_OR_READS):
+        return None
+    return cls, value
+
+
+def _exact_type(tracker):
+    try:
+        return tracker.python_type()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@fail_safe(NAME)
+def _ordered_or(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_or_(tx, a, b)`` (2.13+): ``o | d`` / ``d | o`` of a plain ``OrderedDict``
+    subclass, as ``odict_or``: ``type(o)(a).update(b)``."""
+    bound = bind_args(args, kwargs, ("tx", "a", "b"))
+    if bound is None:
+        return DEFER
+    tx, left, right = bound
+    if is_lazy(left) or is_lazy(right):
+        return DEFER  # Dynamo realizes a builtin's arguments before its handlers: not seen
+    if _plain_ordered(left) is not None and _exact_type(right) in (dict, collections.OrderedDict):
+        kind = left
+    elif _exact_type(left) is dict and _plain_ordered(right) is not None:
+        kind = right  # dict.__or__ gives way: the subclass's __ror__ (odict_or) runs first in CPython
+    else:
+        return DEFER
+    from torch._dynamo.variables import BuiltinVariable
+
+    effects_begin()
+    cls = BuiltinVariable(type).call_function(tx, [kind], {})
+    new = cls.call_function(tx, [left], {})
+    new.call_method(tx, "update", [right], {})
+    return new
+
+
+def _slot_dispatch() -> bool:
+    """2.13+: ``|`` dispatches through the operands' number slots (``binary_op``), past ``call_method``."""
+    return torch_release() >= (2, 13)
+
+
 def _ordered_dict_inlines() -> bool:
     """2.7+: ``OrderedDict(m)`` inlines ``construct_dict`` without ``call_custom_dict``."""
     from torch._dynamo import polyfills
@@ -350,6 +417,8 @@ PATCH = Patch(
         Target("torch._dynamo.variables.user_defined", "UserDefinedDictVariable", "call_method",
                routed_gate(_subclass_or, method_name_gate, frozenset({"__or__"})),
                params=("tx", "name", "args", "kwargs"), optional=True),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _ordered_or, params=("tx", "a", "b"),
+               when=_slot_dispatch),
     ),
     summary="a merge of a dict subclass that Dynamo would read another way than CPython graph-breaks",
     proven_by="tests/test_dict_subclass_merge.py::test_without_the_patch_it_is_wrong",
@@ -361,9 +430,11 @@ PATCH = Patch(
         ("2.7-2.9", "`construct_dict` runs the class's `__iter__`/`__getitem__`, never `keys()`"),
         ("2.10-2.12", "`construct_dict` reads `items()`; `update`/`|` read the storage, never `keys()`; `m | od` is "
          "an OrderedDict (from 2.9)"),
-        ("2.13-2.14", "`update` (and `{**m}`, `|`, `|=`) calls `keys()` where CPython reads the storage; `m | d` of "
-         "an OrderedDict subclass or `Counter` is a plain dict or OrderedDict (left to Dynamo)"),
-        ("2.15", "`OrderedDict(m)`/`od.update(m)`/`od |= m` read the storage; `dd.update(m)` and `m | d` paths "
-         "that bypass `call_method` left to Dynamo"),
+        ("2.13-2.14", "`update` (and `{**m}`, `|`, `|=`) calls `keys()` where CPython reads the storage; `o | d` "
+         "and `d | o` of an OrderedDict subclass are a plain OrderedDict (tdcompat: a `type(o)`, as CPython, for a "
+         "subclass that overrides nothing); of a `Counter` a plain dict (left to Dynamo)"),
+        ("2.15", "`OrderedDict(m)`/`od.update(m)`/`od |= m` read the storage; `o | d` of an OrderedDict subclass "
+         "is a plain dict (tdcompat: as on 2.13); `dd.update(m)` and other `m | d` paths that bypass "
+         "`call_method` left to Dynamo"),
     ),
 )
