@@ -1708,7 +1708,10 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                  # merges of a dict subclass (dict-subclass-merge, 2.5-2.12), after a change CPython's read shows
                  **{m: ("{o}['z'] = 1",) + tuple(f"out.append(merged('{how}', {{o}}))" for how in MERGES)
                     for m in ("MKeys", "MIter", "MGet")},
-                 "PSet": ("{o}.clear()", "{o}.add(5)", "_cs = {o}.copy(); _cs.add(7); out.append(_cs)"),
+                 # ... and merged with a keys view on the right holding equal keys of other types: CPython keeps
+                 # the set's (dict-view-reflected-or, 2.13+)
+                 "PSet": ("{o}.clear()", "{o}.add(5)", "_cs = {o}.copy(); _cs.add(7); out.append(_cs)",
+                          "out.append({o} | {{2.0: 0, True: {o}}}.keys())"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
                  # set-subclass-replay (2.9-2.14): the changes written back after the call
                  "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}

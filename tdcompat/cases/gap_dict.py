@@ -1419,3 +1419,33 @@ CASES.add(
          doc="`d | o` of an OrderedDict subclass passed in, returned: Dynamo builds `type(o)` from a class it "
              "cannot reconstruct (2.13: Reconstruction failure; 2.14-2.15: Unsupported function call)"),
 )
+
+
+# -- dict-view-reflected-or: s | view with the view on the right (2.13+) -----------------------------------
+
+
+def dict_view_reflected_or(x, d):
+    """``s | d.keys()``: CPython keeps the set's elements (``1``, ``2.0``) where the view holds equal ones of
+    other types (``1.0``, ``2``)."""
+    s = {1, 2.0, "a"}
+    r = s | d.keys()
+    r.add("w")
+    return x + len(r), sorted((type(e).__name__, repr(e)) for e in r)
+
+
+def _dict_view_reflected_or_inputs():
+    return torch.randn(3), {1.0: 0, 2: 1}
+
+
+def _dict_view_reflected_or_vary(args):
+    args[0].add_(1)
+    args[1]["c"] = 3
+
+
+CASES.add(
+    Case("dict_view_reflected_or", ("dict-view-reflected-or",), dict_view_reflected_or,
+         _dict_view_reflected_or_inputs, vary=_dict_view_reflected_or_vary, torch=">=2.13",
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`s | d.keys()` keeps the view's elements where CPython keeps the set's equal ones (`1` / `1.0`) "
+             "(2.13-2.15; 2.9-2.12: set-view-operator)"),
+)

@@ -86,6 +86,7 @@ _PATCH_MODULES = (
     "set_view_operator",
     "set_inplace_operator",
     "dict_subclass_merge",
+    "dict_view_reflected_or",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
