@@ -65,6 +65,8 @@ def _make(n):
     return torch.arange(3.0) * n, d
 
 
+@pytest.mark.skipif(not IN_RANGE, reason="2.5-2.12 are not this patch's (2.5-2.8 break or crash natively on a set "
+                    "merged with a view; 2.9-2.12: set-view-operator and its tests)")
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_equals_eager(name):
     assert eager_vs_compiled(SHAPES[name], _make, (1, 2, 3)) is None
