@@ -321,26 +321,21 @@ _ODICT_OR_READS = ("__or__", "__ror__", "__new__", "__init__", "update", "keys",
                    "__setitem__", "__getattribute__")
 
 
-def _plain_ordered(tracker):
-    """``(class, value)`` of an instance of a plain ``OrderedDict`` subclass (see the module docstring), else
-    None."""
-    try:
-        cls = tracker.python_type()
-    except Exception:  # noqa: BLE001 - no Python type: not this patch's
-        return None
-    if not _ordered(cls) or cls is collections.OrderedDict or type(cls) is not type:
-        return None
-    value = vars(tracker).get("value")
-    if type(value) is not cls or _instance_keys(value) or any(_own(cls, name) for name in _ODICT_OR_READS):
-        return None
-    return cls, value
-
-
 def _exact_type(tracker):
+    """The tracker's Python type, or None (no Python type: not this patch's)."""
     try:
         return tracker.python_type()
     except Exception:  # noqa: BLE001
         return None
+
+
+def _plain_ordered(tracker) -> bool:
+    """Is the tracker an instance of a plain ``OrderedDict`` subclass (see the module docstring)?"""
+    cls = _exact_type(tracker)
+    if not _ordered(cls) or cls is collections.OrderedDict or type(cls) is not type:
+        return False
+    value = vars(tracker).get("value")
+    return type(value) is cls and not _instance_keys(value) and not any(_own(cls, n) for n in _ODICT_OR_READS)
 
 
 @fail_safe(NAME)
@@ -353,9 +348,9 @@ def _ordered_or(wrapped, instance, args, kwargs):
     tx, left, right = bound
     if is_lazy(left) or is_lazy(right):
         return DEFER  # Dynamo realizes a builtin's arguments before its handlers: not seen
-    if _plain_ordered(left) is not None and _exact_type(right) in (dict, collections.OrderedDict):
+    if _plain_ordered(left) and _exact_type(right) in (dict, collections.OrderedDict):
         kind = left
-    elif _exact_type(left) is dict and _plain_ordered(right) is not None:
+    elif _exact_type(left) is dict and _plain_ordered(right):
         kind = right  # dict.__or__ gives way: the subclass's __ror__ (odict_or) runs first in CPython
     else:
         return DEFER
