@@ -125,3 +125,25 @@ def eager_vs_compiled(fn, make, inputs=(0, 1)):
         if found:
             return found
     return None
+
+
+def is_break(found) -> bool:
+    """Is an :func:`eager_vs_compiled` finding a clean graph break (``Unsupported``)?"""
+    import torch
+
+    return isinstance(found, torch._dynamo.exc.Unsupported)
+
+
+def assert_right_break_or_native(patch: str, fn, make, inputs=(1, 2)) -> None:
+    """Never worse: ``fn`` compiled equals eager or breaks cleanly; any other finding (a wrong result, a
+    crash) must be exactly what Dynamo gives with ``patch`` reverted (then the test xfails, naming it)."""
+    import pytest
+
+    found = eager_vs_compiled(fn, make, inputs)
+    if found is None or is_break(found):
+        return
+    with without_patch(patch):
+        native = eager_vs_compiled(fn, make, inputs)
+    if type(native) is type(found) and (not isinstance(found, str) or native == found):
+        pytest.xfail(f"{'wrong' if isinstance(found, str) else 'crashes'} without tdcompat too: {str(found)[:160]}")
+    raise AssertionError(f"{found} (without {patch}: {native})")

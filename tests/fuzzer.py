@@ -684,7 +684,7 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs",
            "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
-           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built")
+           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -694,6 +694,13 @@ class TDict(dict):
 
 class TODict(collections.OrderedDict):
     """An OrderedDict subclass that adds nothing."""
+
+
+class TODSet(collections.OrderedDict):
+    """An OrderedDict subclass whose own ``__setitem__`` doubles ints: ``odict_copy`` runs it per key."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 2 if type(value) is int else value)
 
 
 class TList(list):
@@ -1656,7 +1663,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
         # an exact OrderedDict passed in: `not o` / `bool(o)` guard its keys (dict-truth-guard, 2.7+; a
         # user-dict tracker over a dict tracker on 2.13+)
-        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy",), family="truth"),
+        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy", "TODict", "TODSet"), family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1696,9 +1703,21 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
 #: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6; its copy() is returned:
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
-TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)"),
+TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)",
+                          "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc))"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "out.append(merged('ror', {o}))",
-                            "out.append(merged('or', {o}))"),
+                            "out.append(merged('or', {o}))",
+                            # o.copy() of an OrderedDict subclass is a type(o) (dict-subclass-copy, 2.7-2.15) and
+                            # o.move_to_end(k) reorders the caller's object (ordered-dict-reorder-replay, 2.15)
+                            "_oc = {o}.copy(); _oc['c'] = len({o}); "
+                            "out.append((type(_oc).__name__, list(_oc.items())))",
+                            "{o}.move_to_end('a') if 'a' in {o} else None"),
+                 # an OrderedDict passed in reordered (ordered-dict-reorder-replay, 2.7-2.15), copied, a copy of a
+                 # copy of a subclass built here (dict-subclass-copy)
+                 "POD": ("{o}['z'] = 1", "{o}.move_to_end('a') if 'a' in {o} else None",
+                         "{o}.move_to_end('b', last=False) if 'b' in {o} else None",
+                         "_oc = {o}.copy(); {o}['c'] = 2; out.append((type(_oc).__name__, list(_oc.items())))",
+                         "out.append(TODict({o}).copy())", "out.append(TODSet({o}).copy())"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
@@ -1707,6 +1726,7 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                            "_co = collections.OrderedDict({o}); _co['c'] = 1; out.append(_co)"),
                  # merges of a dict subclass (dict-subclass-merge, 2.5-2.12), after a change CPython's read shows
                  **{m: ("{o}['z'] = 1",) + tuple(f"out.append(merged('{how}', {{o}}))" for how in MERGES)
+                    + ("_mc = {o}.copy(); out.append((type(_mc).__name__, sorted(_mc.items())))",)
                     for m in ("MKeys", "MIter", "MGet")},
                  # ... and merged with a keys view on the right holding equal keys of other types: CPython keeps
                  # the set's (dict-view-reflected-or, 2.13+)

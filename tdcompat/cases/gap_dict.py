@@ -1444,3 +1444,50 @@ CASES.add(
          doc="`s | d.keys()` keeps the view's elements where CPython keeps the set's equal ones (`1` / `1.0`) "
              "(2.13-2.15; 2.9-2.12: set-view-operator)"),
 )
+
+
+# -- dict-subclass-copy: o.copy() of an OrderedDict subclass is a type(o) ----------------------------------
+
+
+def dict_subclass_copy(x, o):
+    """``o.copy()`` of an OrderedDict subclass passed in: a ``type(o)`` with the same items (``odict_copy``)."""
+    c = o.copy()
+    c["z"] = len(o)
+    return x + len(c), type(c).__name__, list(c.items())
+
+
+CASES.add(
+    Case("dict_subclass_copy", ("dict-subclass-copy",), dict_subclass_copy,
+         _dict_ordered_subclass_or_inputs, vary=_dict_ordered_subclass_or_vary, torch=">=2.7",
+         unpatched=(Expect(">=2.7", WRONG_RESULT),),
+         doc="`o.copy()` of an OrderedDict subclass passed in is a plain OrderedDict (2.7-2.14) or dict (2.15); "
+             "CPython's OrderedDict.copy builds `type(o)` (2.5-2.6: a graph break)"),
+)
+
+
+# -- ordered-dict-reorder-replay: od.move_to_end(k) on an OrderedDict passed in --------------------------
+
+
+def ordered_dict_reorder_replay(x, od):
+    """``od.move_to_end(k)`` on an OrderedDict passed in: the caller's dict is reordered (read after the call)."""
+    od.move_to_end("a")
+    return x + len(od), list(od)
+
+
+def _ordered_dict_reorder_replay_inputs():
+    return torch.randn(3), collections.OrderedDict(a=1, b=2, c=3)
+
+
+def _ordered_dict_reorder_replay_vary(args):
+    args[0].add_(1)
+    args[1]["d"] = 4
+    args[1].move_to_end("b", last=False)
+
+
+CASES.add(
+    Case("ordered_dict_reorder_replay", ("ordered-dict-reorder-replay",), ordered_dict_reorder_replay,
+         _ordered_dict_reorder_replay_inputs, vary=_ordered_dict_reorder_replay_vary, torch=">=2.7",
+         unpatched=(Expect(">=2.7", WRONG_RESULT),),
+         doc="`od.move_to_end(k)` on an OrderedDict passed in: the caller's dict keeps its old order after the "
+             "call (2.7-2.15; 2.5-2.6: a graph break)"),
+)

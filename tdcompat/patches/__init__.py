@@ -87,6 +87,8 @@ _PATCH_MODULES = (
     "set_inplace_operator",
     "dict_subclass_merge",
     "dict_view_reflected_or",
+    "dict_subclass_copy",
+    "ordered_dict_reorder_replay",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -63,6 +63,7 @@ import collections
 import functools
 import threading
 
+from ..dict_classes import instance_attribute, overrides, python_type
 from ..dynamo_api import bind_args, graph_break, is_lazy, peek, realize, static_lookup, torch_release
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, routed_gate
@@ -70,7 +71,6 @@ from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, 
 NAME = "dict-subclass-merge"
 
 _BUILTIN = (dict, collections.OrderedDict, collections.defaultdict)
-_GETSET = type(vars(type)["__dict__"])  # the descriptor CPython gives a class whose instances have a __dict__
 
 #: ``ordered_argument``: the argument of the ``OrderedDict`` update being traced, which Dynamo's ``update``
 #: passes to ``call_custom_dict(dict, m)`` (so that read is judged as the OrderedDict merge it is).
@@ -98,19 +98,12 @@ def _update_reads() -> str:
 
 def _own(cls: type, name: str) -> bool:
     """Does ``cls`` define ``name`` other than its builtin base (``OrderedDict`` or ``dict``) does?"""
-    base = collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict
-    return static_lookup(cls, name) is not static_lookup(base, name)
+    return overrides(cls, collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict, name)
 
 
 def _instance_keys(value) -> bool:
     """Does the instance's own ``__dict__`` hold ``keys`` (which CPython's ``m.keys()`` would call)?"""
-    if type(static_lookup(type(value), "__dict__")) is not _GETSET:
-        return False  # no instance dict (slots, or None), or a class's own __dict__ we do not run
-    try:
-        own = object.__getattribute__(value, "__dict__")
-    except Exception:  # noqa: BLE001 - no instance dict after all: nothing shadows the class
-        return False
-    return isinstance(own, dict) and "keys" in own
+    return instance_attribute(value, "keys")
 
 
 def _differs(cls: type, value, ordered: bool, reads: str) -> bool:
@@ -321,17 +314,9 @@ _ODICT_OR_READS = ("__or__", "__ror__", "__new__", "__init__", "update", "keys",
                    "__setitem__", "__getattribute__")
 
 
-def _exact_type(tracker):
-    """The tracker's Python type, or None (no Python type: not this patch's)."""
-    try:
-        return tracker.python_type()
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def _plain_ordered(tracker) -> bool:
     """Is the tracker an instance of a plain ``OrderedDict`` subclass (see the module docstring)?"""
-    cls = _exact_type(tracker)
+    cls = python_type(tracker)
     if not _ordered(cls) or cls is collections.OrderedDict or type(cls) is not type:
         return False
     value = vars(tracker).get("value")
@@ -348,9 +333,9 @@ def _ordered_or(wrapped, instance, args, kwargs):
     tx, left, right = bound
     if is_lazy(left) or is_lazy(right):
         return DEFER  # Dynamo realizes a builtin's arguments before its handlers: not seen
-    if _plain_ordered(left) and _exact_type(right) in (dict, collections.OrderedDict):
+    if _plain_ordered(left) and python_type(right) in (dict, collections.OrderedDict):
         kind = left
-    elif _exact_type(left) is dict and _plain_ordered(right):
+    elif python_type(left) is dict and _plain_ordered(right):
         kind = right  # dict.__or__ gives way: the subclass's __ror__ (odict_or) runs first in CPython
     else:
         return DEFER
