@@ -684,7 +684,7 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs",
            "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
-           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet")
+           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -701,6 +701,13 @@ class TODSet(collections.OrderedDict):
 
     def __setitem__(self, key, value):
         super().__setitem__(key, value * 2 if type(value) is int else value)
+
+
+class TODInit(TODSet):
+    """... with its own ``__init__``, which fills it through ``super().__init__`` (ordered-dict-subclass-setitem)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
 
 
 class TList(list):
@@ -1663,7 +1670,8 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
         # an exact OrderedDict passed in: `not o` / `bool(o)` guard its keys (dict-truth-guard, 2.7+; a
         # user-dict tracker over a dict tracker on 2.13+)
-        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy", "TODict", "TODSet"), family="truth"),
+        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy", "TODict", "TODSet", "TODInit"),
+             family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
              family="module", always=("sub", "w", "buf", "a"), reset=True),
@@ -1717,7 +1725,15 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                  "POD": ("{o}['z'] = 1", "{o}.move_to_end('a') if 'a' in {o} else None",
                          "{o}.move_to_end('b', last=False) if 'b' in {o} else None",
                          "_oc = {o}.copy(); {o}['c'] = 2; out.append((type(_oc).__name__, list(_oc.items())))",
-                         "out.append(TODict({o}).copy())", "out.append(TODSet({o}).copy())"),
+                         "out.append(TODict({o}).copy())",
+                         # filled past its own __setitem__ (ordered-dict-subclass-setitem, every release): built
+                         # from a mapping, copied, updated, fromkeys, | (seed 0 draws this entry unbroken: 153)
+                         "out.append(TODSet({o}).copy()); _tu = TODSet(); _tu.update({o}); "
+                         "out.append(list(TODSet.fromkeys({o}, 1).items())); _tu['k'] = 1; "
+                         "out.append(list((_tu | {o}).items()))",
+                         "_ts = TODSet(); _ts.update({o}); out.append(list(_ts.items()))",
+                         "out.append(list(TODSet.fromkeys({o}, 1).items()))", "out.append(TODInit({o}))",
+                         "_tk = TODSet(); _tk['k'] = 1; out.append(list((_tk | {o}).items()))"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)

@@ -753,6 +753,9 @@ WHEN_RELEASES = {
     ("dict-truth-guard", "InstructionTranslatorBase.POP_JUMP_BACKWARD_IF_TRUE"): ">=2.13,<2.15",
     # 2.13+ dispatch | through the operands' number slots (binary_op), past ConstDictVariable.call_method
     ("dict-subclass-merge", "BuiltinVariable.call_or_"): ">=2.13",
+    ("ordered-dict-subclass-setitem", "BuiltinVariable.call_or_"): ">=2.13",
+    ("ordered-dict-subclass-setitem", "BuiltinVariable.call_ior"): ">=2.13",
+    ("ordered-dict-subclass-setitem", "UserDefinedClassVariable.call_method"): ">=2.13",
     # 2.7 has no BuiltinVariable.call_bool (2.8+): the handler is added there (its other target wraps 2.8+'s)
     ("dict-truth-guard", "BuiltinVariable.call_bool"): "<2.8",
 }
