@@ -31,6 +31,7 @@ Everything else is Dynamo's (one type test on the class call, one name test on t
 from __future__ import annotations
 
 import collections
+from typing import Optional
 
 from ..dict_classes import overrides
 from ..dynamo_api import bind_args, graph_break
@@ -54,15 +55,24 @@ def _refuse(cls: type, call: str) -> None:
                 f"CPython stores each item through {cls.__qualname__}.__setitem__; Dynamo writes the storage")
 
 
+def _filling(args, kwargs) -> Optional[str]:
+    """The method name of a ``call_method(tx, name, args, kwargs)`` that stores items (``__init__`` and
+    ``update`` only with arguments), else None."""
+    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
+    if bound is None:
+        return None
+    _tx, name, call_args, call_kwargs = bound
+    if name in ("__init__", "update") and not call_args and not call_kwargs:
+        return None
+    return name
+
+
 @fail_safe(NAME)
 def _fill(wrapped, instance, args, kwargs):
     """``UserDefinedDictVariable.call_method(tx, name, args, kwargs)`` (2.7+) / ``CustomizedDictVariable`` (2.5-2.6),
     for the names in :data:`_FILLS` (the gate sends no other)."""
-    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
-    if bound is None:
-        return DEFER
-    _tx, name, call_args, call_kwargs = bound
-    if name in ("__init__", "update") and not call_args and not call_kwargs:
+    name = _filling(args, kwargs)
+    if name is None:
         return DEFER
     try:
         cls = instance.python_type()
@@ -111,11 +121,8 @@ def _class_call_gate(original, handle):
 def _super_fill(wrapped, instance, args, kwargs):
     """``SuperVariable.call_method(tx, name, args, kwargs)``: ``super().__init__(d)`` / ``super().update(d)`` in
     a subclass's own method, where the method ``super()`` finds is ``OrderedDict``'s."""
-    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
-    if bound is None:
-        return DEFER
-    _tx, name, call_args, call_kwargs = bound
-    if name in ("__init__", "update") and not call_args and not call_kwargs:
+    name = _filling(args, kwargs)
+    if name is None:
         return DEFER
     try:
         start = instance.typevar.as_python_constant()
