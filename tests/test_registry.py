@@ -656,6 +656,17 @@ def test_patch_names_its_way_out(patch):
             assert os.path.exists(os.path.join(kit, name)), f"{patch.name}: open upstream without {kit}/{name}"
 
 
+def test_every_kit_is_listed_in_the_upstream_index():
+    """docs/upstream/README.md's table names every kit folder (it drifted: nine kits were missing)."""
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "upstream")
+    kits = {name for name in os.listdir(root) if os.path.isdir(os.path.join(root, name))}
+    index = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    listed = set(re.findall(r"^\| \[([a-z0-9-]+)/\]", index, re.MULTILINE))
+    assert listed == kits, f"missing from the index: {sorted(kits - listed)}; not a kit: {sorted(listed - kits)}"
+
+
 def test_doctor_upstream_note():
     from tdcompat.doctor import upstream_note
     from tdcompat.registry import PatchStatus
