@@ -173,3 +173,18 @@ def guarded_update(x, o):
 
 def test_a_class_with_its_own_update_is_inlined():
     assert eager_vs_compiled(guarded_update, lambda n: (torch.arange(3.0) * n, OwnUpdate()), (1, 2)) is None
+
+
+class _Meta(type):
+    pass
+
+
+class MetaDoubling(Doubling, metaclass=_Meta):
+    """Another metaclass than ``type``: the class-call gate still sees an ``OrderedDict`` subclass."""
+
+
+@pytest.mark.parametrize("cls", (MetaDoubling,), indirect=True, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", ("built", "built_kwargs"))
+def test_a_class_with_a_metaclass_is_right_or_a_break(name, cls):
+    found = eager_vs_compiled(SHAPES[name], _make, (1, 2))
+    assert found is None or is_break(found), found

@@ -101,12 +101,13 @@ def _class_call(wrapped, instance, args, kwargs):
 @gate(_class_call)
 def _class_call_gate(original, handle):
     """What is installed on ``UserDefinedClassVariable.call_function`` (every class called in the frame): a
-    class that is not a strict ``OrderedDict`` subclass goes straight to Dynamo after one type test."""
+    class that is not a strict ``OrderedDict`` subclass (any metaclass: ``issubclass`` against
+    ``OrderedDict`` runs ``type``'s check, no user code) goes straight to Dynamo after one type test."""
 
     def call_function(self, *args, **kwargs):
         try:
             value = self.value
-            ordered = type(value) is type and value is not collections.OrderedDict \
+            ordered = isinstance(value, type) and value is not collections.OrderedDict \
                 and issubclass(value, collections.OrderedDict)
         except Exception:  # noqa: BLE001 - let the handler meet it under the fail-safe
             ordered = True
