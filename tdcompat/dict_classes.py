@@ -18,6 +18,36 @@ from .dynamo_api import static_lookup
 _GETSET = type(vars(type)["__dict__"])
 
 
+#: The route of a class call that is a strict ``OrderedDict`` subclass (any metaclass).
+ORDERED_SUBCLASS = "OrderedDict subclass"
+
+
+def class_call_gate(original, handle, route):
+    """The gate on ``UserDefinedClassVariable.call_function(tx, args, kwargs)`` (every class called in the
+    frame), for :func:`tdcompat.wrappers.routed_gate`: the patches that build or refuse a mapping class call
+    share it, so a call of any other class pays one frame and a few type tests for all of them. ``route``
+    holds ``collections.OrderedDict`` / ``collections.defaultdict`` (the class itself) or
+    :data:`ORDERED_SUBCLASS`; ``issubclass`` runs ``type``'s checks, no user code."""
+    ordered, default = collections.OrderedDict, collections.defaultdict
+
+    def call_function(self, *args, **kwargs):
+        try:
+            value = self.value
+            if value is ordered or value is default:
+                kind = value
+            elif issubclass(type(value), type) and issubclass(value, ordered):
+                kind = ORDERED_SUBCLASS
+            else:
+                kind = None
+        except Exception:  # noqa: BLE001 - let the handlers meet it under their fail-safe
+            return handle(self, *args, **kwargs)
+        if kind not in route:
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return call_function
+
+
 def builtin_base(cls: type) -> type:
     """The builtin mapping ``cls`` derives from: ``OrderedDict``, ``defaultdict`` or ``dict``."""
     for base in (collections.OrderedDict, collections.defaultdict):

@@ -23,6 +23,11 @@ def torch_release() -> tuple:
     return tuple(parse_torch_version(torch.__version__).release[:2])
 
 
+def or_through_number_slots() -> bool:
+    """2.13+: ``|`` and ``|=`` dispatch through the operands' number slots (``binary_op``), past ``call_method``."""
+    return torch_release() >= (2, 13)
+
+
 def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
     """Raise Dynamo's ``Unsupported`` through whichever API this torch has.
 

@@ -1712,13 +1712,18 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
 TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)",
-                          "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc))"),
+                          "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc)); "
+                          # Sub.fromkeys builds a Sub (dict-subclass-fromkeys, 2.13-2.15)
+                          "_tf = type({o}).fromkeys({o}, len(_tc)); _tf['c'] = 2; "
+                          "out.append((type(_tf).__name__, list(_tf.items())))"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "out.append(merged('ror', {o}))",
                             "out.append(merged('or', {o}))",
                             # o.copy() of an OrderedDict subclass is a type(o) (dict-subclass-copy, 2.7-2.15) and
                             # o.move_to_end(k) reorders the caller's object (ordered-dict-reorder-replay, 2.15)
                             "_oc = {o}.copy(); _oc['c'] = len({o}); "
-                            "out.append((type(_oc).__name__, list(_oc.items())))",
+                            "out.append((type(_oc).__name__, list(_oc.items()))); "
+                            "_og = TODict.fromkeys({o}, value=len(_oc)); "
+                            "out.append((type(_og).__name__, list(_og.items())))",
                             "{o}.move_to_end('a') if 'a' in {o} else None"),
                  # an OrderedDict passed in reordered (ordered-dict-reorder-replay, 2.7-2.15), copied, a copy of a
                  # copy of a subclass built here (dict-subclass-copy)

@@ -766,7 +766,6 @@ WHEN_RELEASES = {
     ("dict-subclass-merge", "BuiltinVariable.call_or_"): ">=2.13",
     ("ordered-dict-subclass-setitem", "BuiltinVariable.call_or_"): ">=2.13",
     ("ordered-dict-subclass-setitem", "BuiltinVariable.call_ior"): ">=2.13",
-    ("ordered-dict-subclass-setitem", "UserDefinedClassVariable.call_method"): ">=2.13",
     # 2.7 has no BuiltinVariable.call_bool (2.8+): the handler is added there (its other target wraps 2.8+'s)
     ("dict-truth-guard", "BuiltinVariable.call_bool"): "<2.8",
 }

@@ -1491,3 +1491,29 @@ CASES.add(
          doc="`od.move_to_end(k)` on an OrderedDict passed in: the caller's dict keeps its old order after the "
              "call (2.7-2.15; 2.5-2.6: a graph break)"),
 )
+
+
+# -- dict-subclass-fromkeys: Sub.fromkeys(keys, v) is a Sub ---------------------------------------------
+
+
+class _FromKeysDict(dict):
+    """A dict subclass that adds nothing: ``fromkeys`` builds one (``_PyDict_FromKeys`` calls ``cls()``)."""
+
+
+def dict_subclass_fromkeys(x, d):
+    """``Sub.fromkeys(keys, v)`` of a dict subclass, keys passed in: a ``Sub``, then changed and read back."""
+    r = _FromKeysDict.fromkeys(d, len(d))
+    r["z"] = 0
+    return x + len(r), type(r).__name__, list(r.items())
+
+
+def _dict_subclass_fromkeys_inputs():
+    return torch.randn(3), {"a": 1, "b": 2}
+
+
+CASES.add(
+    Case("dict_subclass_fromkeys", ("dict-subclass-fromkeys",), dict_subclass_fromkeys,
+         _dict_subclass_fromkeys_inputs, vary=_dict_input_vary, torch=">=2.13",
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`Sub.fromkeys(keys, v)` of a dict subclass is a plain dict (2.13-2.15; 2.5-2.12: a graph break)"),
+)

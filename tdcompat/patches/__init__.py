@@ -90,6 +90,7 @@ _PATCH_MODULES = (
     "dict_subclass_copy",
     "ordered_dict_reorder_replay",
     "ordered_dict_subclass_setitem",
+    "dict_subclass_fromkeys",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

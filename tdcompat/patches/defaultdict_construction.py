@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import collections
 
+from ..dict_classes import class_call_gate
 from ..dynamo_api import graph_break, new_object_kwargs, peek, raise_observed, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate, routed_gate
 
 NAME = "defaultdict-construction"
 
@@ -109,19 +110,6 @@ def _construct(wrapped, instance, args, kwargs):
     return DefaultDictVariable(items, collections.defaultdict, factory, **new_object_kwargs())
 
 
-@gate(_construct)
-def _construct_gate(original, handle):
-    """What is installed on ``UserDefinedClassVariable.call_function`` (every class called in the frame):
-    any class but ``collections.defaultdict`` goes straight to Dynamo after one identity test."""
-
-    def call_function(self, *args, **kwargs):  # 2.5-2.9 share (tx, args, kwargs)
-        if getattr(self, "value", None) is not collections.defaultdict:
-            return original(self, *args, **kwargs)
-        return handle(self, *args, **kwargs)
-
-    return call_function
-
-
 @fail_safe(NAME)
 def _getitem(wrapped, instance, args, kwargs):
     """``DefaultDictVariable.call_method(tx, "__getitem__", [key], {})`` with no factory."""
@@ -172,7 +160,8 @@ PATCH = Patch(
     fixed_upstream="2.10: UserDefinedClassVariable.call_function builds the items with call_custom_dict",
     targets=(
         Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_function",
-               _construct_gate, params=("tx", "args", "kwargs")),
+               routed_gate(_construct, class_call_gate, frozenset({collections.defaultdict})),
+               params=("tx", "args", "kwargs")),
         Target("torch._dynamo.variables.dicts", "DefaultDictVariable", "call_method", _getitem_gate,
                params=("tx", "name", "args", "kwargs")),
     ),

@@ -63,10 +63,19 @@ import collections
 import functools
 import threading
 
-from ..dict_classes import instance_attribute, overrides, python_type
-from ..dynamo_api import bind_args, graph_break, is_lazy, peek, realize, static_lookup, torch_release
+from ..dict_classes import class_call_gate, instance_attribute, overrides, python_type
+from ..dynamo_api import (
+    bind_args,
+    graph_break,
+    is_lazy,
+    or_through_number_slots,
+    peek,
+    realize,
+    static_lookup,
+    torch_release,
+)
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, routed_gate
+from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-subclass-merge"
 
@@ -245,19 +254,6 @@ def _ordered_dict_call(wrapped, instance, args, kwargs):
     return DEFER
 
 
-@gate(_ordered_dict_call)
-def _ordered_dict_call_gate(original, handle):
-    """What is installed on ``UserDefinedClassVariable.call_function`` (every class called in the frame):
-    any class but ``collections.OrderedDict`` goes straight to Dynamo after one identity test."""
-
-    def call_function(self, *args, **kwargs):
-        if getattr(self, "value", None) is not collections.OrderedDict:
-            return original(self, *args, **kwargs)
-        return handle(self, *args, **kwargs)
-
-    return call_function
-
-
 @fail_safe(NAME)
 def _subclass_or(wrapped, instance, args, kwargs):
     """``UserDefinedDictVariable.call_method(tx, "__or__", [other], {})``: ``m | other``."""
@@ -348,11 +344,6 @@ def _ordered_or(wrapped, instance, args, kwargs):
     return new
 
 
-def _slot_dispatch() -> bool:
-    """2.13+: ``|`` dispatches through the operands' number slots (``binary_op``), past ``call_method``."""
-    return torch_release() >= (2, 13)
-
-
 def _ordered_dict_inlines() -> bool:
     """2.7+: ``OrderedDict(m)`` inlines ``construct_dict`` without ``call_custom_dict``."""
     from torch._dynamo import polyfills
@@ -393,14 +384,16 @@ PATCH = Patch(
         Target("torch._dynamo.variables.dicts", "CustomizedDictVariable", "is_python_constant", _not_a_constant,
                inherited=True, optional=True),
         Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_function",
-               _ordered_dict_call_gate, params=("tx", "args", "kwargs"), when=_ordered_dict_inlines),
+               routed_gate(_ordered_dict_call, class_call_gate, frozenset({collections.OrderedDict})),
+               params=("tx", "args", "kwargs"), when=_ordered_dict_inlines),
         Target("torch._dynamo.variables.user_defined", "UserDefinedDictVariable", "call_method",
                routed_gate(_subclass_or, method_name_gate, frozenset({"__or__"})),
                params=("tx", "name", "args", "kwargs"), optional=True),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _ordered_or, params=("tx", "a", "b"),
-               when=_slot_dispatch),
+               when=or_through_number_slots),
     ),
-    summary="a merge of a dict subclass that Dynamo would read another way than CPython graph-breaks",
+    summary="a merge of a dict subclass that Dynamo would read another way than CPython graph-breaks; on 2.13+ "
+    "`o | d` / `d | o` of a plain OrderedDict subclass is a type(o), as CPython's odict_or builds it",
     proven_by="tests/test_dict_subclass_merge.py::test_without_the_patch_it_is_wrong",
     history=(
         ("2.5-2.6", "a dict subclass passed in is a `MutableMappingVariable`: `call_custom_dict` folds `m.items()` "

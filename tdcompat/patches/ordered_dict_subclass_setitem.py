@@ -7,7 +7,7 @@ stores. Found by tdcompat's fuzzer (seed 0 program 153 on 2.15.0, ``TODSet(o).co
 
 Root cause: CPython's ``OrderedDict`` fills itself through ``PyObject_SetItem`` (``Objects/odictobject.c``:
 ``odict_init`` and ``update`` are ``mutablemapping_update``; ``odict_setdefault``, ``odict_or``/``odict_inplace_or``
-and ``fromkeys`` (``_PyDict_FromKeys`` on a subclass) likewise), so a subclass's ``__setitem__`` runs for each
+likewise), so a subclass's ``__setitem__`` runs for each
 item. Dynamo writes the storage directly: ``UserDefinedClassVariable.call_function`` builds the instance with
 its items (2.5-2.6 ``CustomizedDictVariable``; 2.15), and ``UserDefinedDictVariable.call_method`` sends
 ``__init__``/``update``/``setdefault`` to the storage's ``ConstDictVariable`` (2.7-2.14).
@@ -17,7 +17,8 @@ and Dynamo would not: the class (read statically; Dynamo guards the type of ever
 is a strict ``OrderedDict`` subclass whose ``__setitem__`` is not ``OrderedDict``'s, and the call is
 
 - the class called with arguments, its ``__init__`` being ``OrderedDict``'s (an own ``__init__`` is inlined,
-  and its ``super().__init__(...)`` meets the ``super()`` handler), or ``S.fromkeys(...)``;
+  and its ``super().__init__(...)`` meets the ``super()`` handler) (``S.fromkeys(...)``, 2.13+, is
+  ``dict-subclass-fromkeys``'s: it traces the class's ``__setitem__``);
 - ``__init__``/``update`` with arguments, ``setdefault``, ``__ior__``, ``__or__`` on an instance, where the
   method is ``OrderedDict``'s (a class's own, e.g. a Hugging Face ``ModelOutput.update`` that raises, is
   inlined), or ``super().<one of them>(...)`` where ``super()`` finds ``OrderedDict``'s (or ``dict``'s);
@@ -33,10 +34,10 @@ from __future__ import annotations
 import collections
 from typing import Optional
 
-from ..dict_classes import overrides
-from ..dynamo_api import bind_args, graph_break
+from ..dict_classes import ORDERED_SUBCLASS, class_call_gate, overrides
+from ..dynamo_api import bind_args, graph_break, or_through_number_slots
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate, method_name_gate, routed_gate
+from ..wrappers import DEFER, fail_safe, method_name_gate, routed_gate
 
 NAME = "ordered-dict-subclass-setitem"
 
@@ -98,26 +99,6 @@ def _class_call(wrapped, instance, args, kwargs):
     return DEFER
 
 
-@gate(_class_call)
-def _class_call_gate(original, handle):
-    """What is installed on ``UserDefinedClassVariable.call_function`` (every class called in the frame): a
-    class that is not a strict ``OrderedDict`` subclass (any metaclass: ``issubclass`` against
-    ``OrderedDict`` runs ``type``'s check, no user code) goes straight to Dynamo after one type test."""
-
-    def call_function(self, *args, **kwargs):
-        try:
-            value = self.value
-            ordered = isinstance(value, type) and value is not collections.OrderedDict \
-                and issubclass(value, collections.OrderedDict)
-        except Exception:  # noqa: BLE001 - let the handler meet it under the fail-safe
-            ordered = True
-        if not ordered:
-            return original(self, *args, **kwargs)
-        return handle(self, *args, **kwargs)
-
-    return call_function
-
-
 @fail_safe(NAME)
 def _super_fill(wrapped, instance, args, kwargs):
     """``SuperVariable.call_method(tx, name, args, kwargs)``: ``super().__init__(d)`` / ``super().update(d)`` in
@@ -161,13 +142,6 @@ def _operator(wrapped, instance, args, kwargs):
     return DEFER
 
 
-def _slot_dispatch() -> bool:
-    """2.13+: ``|`` and ``|=`` dispatch through the operands' number slots, past ``call_method``."""
-    from ..dynamo_api import torch_release
-
-    return torch_release() >= (2, 13)
-
-
 @fail_safe(NAME)
 def _not_a_constant(wrapped, instance, args, kwargs):
     """``OrderedDictVariable.is_python_constant()`` (2.13, ``variables/user_defined.py``: every ``OrderedDict``
@@ -181,39 +155,23 @@ def _not_a_constant(wrapped, instance, args, kwargs):
     return False if _runs_own_setitem(cls) else DEFER
 
 
-def _subclass_fromkeys() -> bool:
-    """2.13+: ``S.fromkeys(...)`` of a dict subclass reaches ``UserDefinedClassVariable.call_method`` (2.5-2.12
-    call the classmethod as a skipped function: a graph break)."""
-    from ..dynamo_api import torch_release
-
-    return torch_release() >= (2, 13)
-
-
-@fail_safe(NAME)
-def _fromkeys(wrapped, instance, args, kwargs):
-    """``UserDefinedClassVariable.call_method(tx, "fromkeys", args, kwargs)``: ``S.fromkeys(keys, value)``."""
-    if _runs_own_setitem(getattr(instance, "value", None)):
-        _refuse(instance.value, "fromkeys")
-    return DEFER
-
-
 PATCH = Patch(
     name=NAME,
     symptoms=(
-        ("`S(d)`, `S(**kw)`, `s.update(d)`, `s.setdefault(k, v)`, `s |= d`, `S.fromkeys(...)` of an `OrderedDict` "
+        ("`S(d)`, `S(**kw)`, `s.update(d)`, `s.setdefault(k, v)`, `s |= d` of an `OrderedDict` "
          "subclass with its own `__setitem__` store the items without it (eager: through it)", "2.5–2.15",
          "(`>=2.5`)"),
     ),
-    fixes="an OrderedDict subclass with its own __setitem__ filled from a mapping (S(d), update, setdefault, |=, "
-    "fromkeys) silently skips that __setitem__",
+    fixes="an OrderedDict subclass with its own __setitem__ filled from a mapping (S(d), update, setdefault, |=) "
+    "silently skips that __setitem__",
     upstream="torch/_dynamo/variables/user_defined.py: UserDefinedClassVariable.call_function, "
-    "UserDefinedClassVariable.call_method ('fromkeys'), UserDefinedDictVariable.call_method; "
+    "UserDefinedDictVariable.call_method; "
     "torch/_dynamo/variables/dicts.py: CustomizedDictVariable.call_method (2.5-2.6); "
     "torch/_dynamo/variables/misc.py: SuperVariable.call_method; "
     "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_or_, call_ior (2.13+); "
     "torch/_dynamo/variables/user_defined.py: OrderedDictVariable.is_python_constant (2.13)",
     mirrors="none upstream yet (docs/upstream/ordered-dict-subclass-setitem/): CPython's mutablemapping_update, "
-    "odict_setdefault and _PyDict_FromKeys store through PyObject_SetItem",
+    "odict_setdefault and odict_or store through PyObject_SetItem",
     torch=">=2.5",
     fixed_upstream="",
     targets=(
@@ -224,16 +182,14 @@ PATCH = Patch(
                routed_gate(_fill, method_name_gate, _FILLS), inherited=True,
                params=("tx", "name", "args", "kwargs"), optional=True),
         Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_function",
-               _class_call_gate, params=("tx", "args", "kwargs")),
-        Target("torch._dynamo.variables.user_defined", "UserDefinedClassVariable", "call_method",
-               routed_gate(_fromkeys, method_name_gate, frozenset({"fromkeys"})),
-               params=("tx", "name", "args", "kwargs"), when=_subclass_fromkeys),
+               routed_gate(_class_call, class_call_gate, frozenset({ORDERED_SUBCLASS})),
+               params=("tx", "args", "kwargs")),
         Target("torch._dynamo.variables.misc", "SuperVariable", "call_method",
                routed_gate(_super_fill, method_name_gate, _FILLS), params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _operator, params=("tx", "a", "b"),
-               when=_slot_dispatch),
+               when=or_through_number_slots),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_ior", _operator, params=("tx", "a", "b"),
-               when=_slot_dispatch, optional=True),
+               when=or_through_number_slots, optional=True),
         Target("torch._dynamo.variables.user_defined", "OrderedDictVariable", "is_python_constant", _not_a_constant,
                optional=True),
     ),
