@@ -28,6 +28,13 @@ def or_through_number_slots() -> bool:
     return torch_release() >= (2, 13)
 
 
+def user_dict_storage(vt):
+    """The dict tracker holding the items of a dict subclass instance's tracker (``_dict_vt`` up to 2.11,
+    ``_base_vt`` from 2.12), or None (not such a tracker)."""
+    state = vars(vt)
+    return state.get("_base_vt", state.get("_dict_vt"))
+
+
 def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
     """Raise Dynamo's ``Unsupported`` through whichever API this torch has.
 

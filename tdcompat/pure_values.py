@@ -34,3 +34,15 @@ def hashes_by_value(value) -> bool:
             continue
         return False
     return True
+
+
+#: Exact types whose truth is a pure function of the value (``nb_bool``/``mp_length``/``sq_length`` of the
+#: builtin, no user ``__bool__``/``__len__``): for a container, whether it is empty.
+_TRUTH_BY_VALUE = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset})
+
+
+def truth_of(value):
+    """``bool(value)`` where CPython's answer runs no user code (an exact builtin type), else None."""
+    if type(value) not in _TRUTH_BY_VALUE:
+        return None
+    return bool(value)

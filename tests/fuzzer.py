@@ -1670,7 +1670,7 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("PSet", "truthy(set, {n})", ("truthy",), family="truth"),
         # an exact OrderedDict passed in: `not o` / `bool(o)` guard its keys (dict-truth-guard, 2.7+; a
         # user-dict tracker over a dict tracker on 2.13+)
-        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy", "TODict", "TODSet", "TODInit"),
+        Kind("POD", "truthy(collections.OrderedDict, {n})", ("truthy", "TODict", "TODSet", "TODInit", "TBoolList"),
              family="truth"),
         Kind("HNet", "HNet({x}, {n})", ("HASH_SALT", "CLASS_KEYS", "HMeta", "HCls", "KBase", "KSub", "KMeta", "KM",
                                         "reset_state", "Lin", "Net", "HNet"),
@@ -1728,7 +1728,11 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                  # an OrderedDict passed in reordered (ordered-dict-reorder-replay, 2.7-2.15), copied, a copy of a
                  # copy of a subclass built here (dict-subclass-copy)
                  "POD": ("{o}['z'] = 1", "{o}.move_to_end('a') if 'a' in {o} else None",
-                         "{o}.move_to_end('b', last=False) if 'b' in {o} else None",
+                         # last= given: read as CPython reads it, or a break where its truth runs user code
+                         # (ordered-dict-move-to-end: 2.7-2.8 crash, 2.9-2.15 ignore a last= of no constant)
+                         "{o}.move_to_end('b', last=False) if 'b' in {o} else None; "
+                         "{o}.move_to_end('c', 'a' in {o}) if 'c' in {o} else None; "
+                         "{o}.move_to_end('a', TBoolList([1, 2])) if 'a' in {o} and len({o}) > 3 else None",
                          "_oc = {o}.copy(); {o}['c'] = 2; out.append((type(_oc).__name__, list(_oc.items())))",
                          "out.append(TODict({o}).copy())",
                          # filled past its own __setitem__ (ordered-dict-subclass-setitem, every release): built

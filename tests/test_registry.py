@@ -766,6 +766,12 @@ WHEN_RELEASES = {
     ("dict-subclass-merge", "BuiltinVariable.call_or_"): ">=2.13",
     ("ordered-dict-subclass-setitem", "BuiltinVariable.call_or_"): ">=2.13",
     ("ordered-dict-subclass-setitem", "BuiltinVariable.call_ior"): ">=2.13",
+    # move_to_end's branch moved to OrderedDictVariable.call_method in 2.13
+    ("ordered-dict-move-to-end", "ConstDictVariable.call_method"): "<2.13",
+    ("ordered-dict-move-to-end", "UserDefinedDictVariable.call_method"): "<2.13",
+    # 2.15 runs move_to_end from a tp_methods table, through inherited call_methods
+    ("ordered-dict-move-to-end", "OrderedDictVariable.call_method"): ">=2.15",
+    ("ordered-dict-move-to-end", "UserDefinedOrderedDictVariable.call_method"): ">=2.15",
     # 2.7 has no BuiltinVariable.call_bool (2.8+): the handler is added there (its other target wraps 2.8+'s)
     ("dict-truth-guard", "BuiltinVariable.call_bool"): "<2.8",
 }

@@ -1517,3 +1517,24 @@ CASES.add(
          unpatched=(Expect(">=2.13", WRONG_RESULT),),
          doc="`Sub.fromkeys(keys, v)` of a dict subclass is a plain dict (2.13-2.15; 2.5-2.12: a graph break)"),
 )
+
+
+# -- ordered-dict-move-to-end: od.move_to_end(k, last) with last given ------------------------------------
+
+
+def ordered_dict_move_to_end(x, od):
+    """``o.move_to_end(k, last)`` with ``last`` given (``False`` by keyword, a falsy ``[]`` positionally) on a copy
+    made in the frame (the input's own replay is ``ordered-dict-reorder-replay``'s)."""
+    o = OrderedDict(od)
+    o.move_to_end("b", last=False)
+    o.move_to_end("c", [])
+    return x + len(o), list(o)
+
+
+CASES.add(
+    Case("ordered_dict_move_to_end", ("ordered-dict-move-to-end",), ordered_dict_move_to_end,
+         _ordered_dict_reorder_replay_inputs, vary=_ordered_dict_reorder_replay_vary, torch=">=2.7",
+         unpatched=(Expect(">=2.7,<2.9", GRAPH_BREAK), Expect(">=2.9,<2.10", WRONG_RESULT)),
+         doc="`od.move_to_end(k, last=False)` crashes the compile (2.7-2.8); `od.move_to_end(k, [])` moves the key "
+             "to the end (2.9: only a ConstantVariable is read)"),
+)

@@ -13,7 +13,8 @@ passed in as ``od.update(changed items)``, and calls ``od.clear()`` first only w
 What the handler accepts: ``ConstDictVariable.has_new_items()`` of a dict tracker with a source (an input or
 something reached from one), whose Python type is ``OrderedDict`` or a subclass defining none of ``clear``,
 ``update``, ``__setitem__``, ``__getattribute__`` (so the replay runs only ``OrderedDict``'s C code), and
-whose keys that were there when Dynamo first saw it are now in another relative order. Only then it sets
+whose keys that were there when Dynamo first saw it are now in another relative order, or follow a key the
+frame added (what ``update`` of the changed items would not reproduce). Only then it sets
 ``should_reconstruct_all``: the replay becomes ``od.clear(); od.update(every item in the frame's order)``,
 which leaves ``od`` with exactly the items and order the frame computed (the same replay Dynamo uses after
 a removal). It reads the tracker's own item lists, by identity of the key trackers, and runs no user code.
@@ -53,18 +54,21 @@ def _identity(vt):
 
 
 def _reordered(tracker) -> bool:
-    """Are the keys the tracker started with now in another relative order?
+    """Would ``update(changed items)`` leave another order than the frame's? It leaves the keys the tracker
+    started with in their old relative order, then the new keys: the frame's order differs when those keys
+    were reordered, or a new key was moved before one of them (``od[k] = v; od.move_to_end(k, last=False)``).
 
     A constant key is compared by value: 2.7-2.8's ``move_to_end`` re-inserts the moved key under a new
     tracker (the call's argument); 2.9+ move the entry itself. ``original_items`` is keyed by the key
     trackers (2.7-2.8, 2.15) or by the same hashable wrappers as ``items`` (2.9-2.14)."""
     original = [_identity(getattr(k, "vt", k)) for k in getattr(tracker, "original_items", ())]
-    if len(original) < 2:
+    if not original:
         return False
     kept = set(original)
-    now = [key for key in (_identity(k.vt) for k in tracker.items) if key in kept]
+    now = [_identity(k.vt) for k in tracker.items]
     still = set(now)
-    return now != [key for key in original if key in still]
+    replayed = [key for key in original if key in still] + [key for key in now if key not in kept]
+    return now != replayed
 
 
 @fail_safe(NAME)
