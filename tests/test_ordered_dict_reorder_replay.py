@@ -99,12 +99,13 @@ def _make(cls):
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_right_or_a_break(name, cls):
-    """2.7-2.8: move_to_end(k, last=False) crashes Dynamo (an assert); 2.15: a subclass with its own
+    """2.7-2.8: popitem(last=False) graph-breaks (move_to_end(k, last=False) crashed natively:
+    ordered-dict-move-to-end); 2.15: a subclass with its own
     ``__setitem__``, which the patch leaves to Dynamo (its replay runs that ``__setitem__``): as without it."""
     assert_right_break_or_native(NAME, SHAPES[name], _make(cls), (1, 2, 3))
 
 
-@pytest.mark.skipif(_RELEASE < (2, 9), reason="2.5-2.8: move_to_end(last=False) / popitem graph-break natively")
+@pytest.mark.skipif(_RELEASE < (2, 9), reason="2.5-2.6: move_to_end graph-breaks; 2.7-2.8: popitem(last=False)")
 @pytest.mark.parametrize("cls", (OD, Plain), ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_compiles(name, cls):
