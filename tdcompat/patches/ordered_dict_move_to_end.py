@@ -113,7 +113,7 @@ def _move_to_end(wrapped, instance, args, kwargs):
         return _move_by_hand(tx, instance, key, last)
     if not last and torch_release() >= (2, 13) and not key.is_python_constant():
         graph_break("OrderedDict.move_to_end(key, False) of a key that is no constant", repr(key),
-                    "2.13-2.14 read a positional last only when the key is a constant")
+                    "2.13+ read a positional last only when the key is a constant")
     from torch._dynamo.variables import ConstantVariable
 
     return wrapped(tx, name, [key, ConstantVariable.create(last)], {})
