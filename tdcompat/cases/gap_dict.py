@@ -1533,8 +1533,34 @@ def ordered_dict_move_to_end(x, od):
 
 CASES.add(
     Case("ordered_dict_move_to_end", ("ordered-dict-move-to-end",), ordered_dict_move_to_end,
-         _ordered_dict_reorder_replay_inputs, vary=_ordered_dict_reorder_replay_vary, torch=">=2.7",
-         unpatched=(Expect(">=2.7,<2.9", GRAPH_BREAK), Expect(">=2.9,<2.10", WRONG_RESULT)),
-         doc="`od.move_to_end(k, last=False)` crashes the compile (2.7-2.8); `od.move_to_end(k, [])` moves the key "
-             "to the end (2.9: only a ConstantVariable is read)"),
+         _ordered_dict_reorder_replay_inputs, vary=_ordered_dict_reorder_replay_vary, torch=">=2.7,<2.10",
+         unpatched=(Expect(">=2.7,<2.9", GRAPH_BREAK, detail="^AssertionError: "),
+                    Expect(">=2.9,<2.10", WRONG_RESULT)),
+         doc="`od.move_to_end(k, last=False)` crashes the compile (2.7-2.8: an assert); `od.move_to_end(k, [])` "
+             "moves the key to the end (2.9: only a ConstantVariable is read)"),
+)
+
+
+class _MoveKey:
+    """A key Dynamo tracks as an object, not a constant."""
+
+
+_MOVE_KEY = _MoveKey()
+
+
+def ordered_dict_move_to_end_object_key(x, od):
+    """``o.move_to_end(key, False)`` with a key that is an object (2.13+ read a positional ``last`` only for a
+    constant key)."""
+    o = OrderedDict(od)
+    o[_MOVE_KEY] = len(od)
+    o.move_to_end(_MOVE_KEY, False)
+    return x + len(o), [k if isinstance(k, str) else type(k).__name__ for k in o]
+
+
+CASES.add(
+    Case("ordered_dict_move_to_end_object_key", ("ordered-dict-move-to-end",), ordered_dict_move_to_end_object_key,
+         _ordered_dict_reorder_replay_inputs, vary=_ordered_dict_reorder_replay_vary, torch=">=2.13",
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`od.move_to_end(obj, False)` with an object key moves it to the end (2.13-2.15: a positional `last` "
+             "is read only for a constant key)"),
 )

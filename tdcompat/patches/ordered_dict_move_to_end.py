@@ -24,8 +24,8 @@ once, positionally or by keyword) on an ``OrderedDict`` or a subclass that does 
 ``move_to_end``. ``last`` is read as Python would only where its truth runs no user code: a constant tracker
 whose value's exact type is a builtin (``bool``, ``int``, ``float``, ``str``, ``None``, a ``tuple``/``list``/
 ``dict``/``set``: :func:`tdcompat.pure_values.truth_of`; Dynamo guards the constants it reads); any other
-``last`` graph-breaks. 2.9-2.15 then run Dynamo's own branch with ``last`` as a constant ``bool`` (on 2.13+
-a false ``last`` with a key that is no constant graph-breaks, as Dynamo would ignore it). 2.7-2.8 move the
+``last`` graph-breaks. 2.9-2.15 then run Dynamo's own branch with ``last=`` a constant ``bool`` by keyword
+(the keyword is read whatever the key; 2.13+ read a positional ``last`` only for a constant key). 2.7-2.8 move the
 entry themselves as the 2.9 branch does: the dict's keys guarded, the mutation recorded, ``KeyError`` for a
 missing key, the entry re-inserted last or first. Calls without ``last`` on 2.9+ are Dynamo's. Still open
 upstream on 2.15: ``docs/upstream/ordered-dict-move-to-end/``.
@@ -111,12 +111,10 @@ def _move_to_end(wrapped, instance, args, kwargs):
     key = call_args[0]
     if by_hand:
         return _move_by_hand(tx, instance, key, last)
-    if not last and torch_release() >= (2, 13) and not key.is_python_constant():
-        graph_break("OrderedDict.move_to_end(key, False) of a key that is no constant", repr(key),
-                    "2.13+ read a positional last only when the key is a constant")
     from torch._dynamo.variables import ConstantVariable
 
-    return wrapped(tx, name, [key, ConstantVariable.create(last)], {})
+    # by keyword: 2.13+ read a positional last only when the *key* is a constant
+    return wrapped(tx, name, [key], {"last": ConstantVariable.create(last)})
 
 
 def _storage_branch() -> bool:
@@ -168,6 +166,9 @@ PATCH = Patch(
     ),
     requires=("torch._dynamo.variables:ConstantVariable",),
     summary="od.move_to_end(k, last) honours last= as CPython does, or graph-breaks where its truth is unknown",
+    # 2.10-2.12 compile every last= Dynamo can read right: there the patch only turns the ones it misreads (an
+    # object's own __bool__) into a graph break, which no catalog case can show (a case must compile)
+    proven_by="tests/test_ordered_dict_move_to_end.py::test_without_the_patch_it_fails",
     history=(
         ("2.5-2.6", "a graph break on any `move_to_end` (no branch for it)"),
         ("2.7-2.8", "`assert not kwargs and len(args) == 1`: any `last`, and a missing key, crash the compile"),
