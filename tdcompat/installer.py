@@ -316,7 +316,27 @@ def _prepare(target: Target) -> tuple:
     if not callable(getattr(raw, "__func__", raw)):
         raise NotApplicable(f"{target.qualname} is not a method")
     _check_params(target, raw)
-    return owner, own, raw
+    return owner, own, (raw if own is not _MISSING else _inherited(owner, target.attribute, raw))
+
+
+def _inherited(owner: type, attribute: str, found: Any) -> Any:
+    """What an inherited target wraps: a function that looks ``attribute`` up past ``owner`` in the MRO
+    at each call, as ``super()`` does. Wrapping the base's method as found at install time would keep
+    another patch's handler on the base alive under this wrapper after that patch is reverted (and miss
+    one installed later). Its ``__signature__`` is the found method's, so gates fit as on the base."""
+    static = isinstance(found, staticmethod)
+    func = found.__func__ if static else found
+    inherited: Any
+    if static:
+        def inherited(*args, **kwargs):
+            return getattr(super(owner, owner), attribute)(*args, **kwargs)
+    else:
+        def inherited(self, *args, **kwargs):
+            return getattr(super(owner, self), attribute)(*args, **kwargs)
+    functools.update_wrapper(inherited, func, updated=())
+    del inherited.__wrapped__  # no reference to a base layer that may be reverted
+    inherited.__signature__ = inspect.signature(func)
+    return staticmethod(inherited) if static else inherited
 
 
 def _serves_this_torch(target: Target) -> bool:

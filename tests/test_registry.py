@@ -123,6 +123,26 @@ def test_inherited_method_is_installed_and_removed_on_the_subclass():
     assert "greet" not in vars(Child)
 
 
+@pytest.mark.parametrize("order", ["subclass first", "base first"])
+def test_an_inherited_wrapper_follows_the_base_method_as_patched_now(order):
+    """A subclass's wrapper over an inherited method reaches the base's method at call time: a patch
+    on the base, reverted (or applied) after the subclass's, must stop (or start) answering there too."""
+    base_patch = make("double-base", handler=answering("double-base", "y", "BASE Y"))
+    child_patch = make(owner="Child", inherited=True)
+    reg = Registry([base_patch, child_patch])
+    names = ["double", "double-base"] if order == "subclass first" else ["double-base", "double"]
+    for name in names:
+        reg.apply(name, strict=False)
+    assert (Child().greet("x"), Child().greet("y"), Child().greet("z")) == ("HELLO X", "BASE Y", "hello z")
+    reg.revert("double-base", "t")
+    assert (Child().greet("x"), Child().greet("y")) == ("HELLO X", "hello y")
+    reg.apply("double-base", strict=False)
+    assert Child().greet("y") == "BASE Y"
+    reg.revert("double", "t")
+    reg.revert("double-base", "t")
+    assert "greet" not in vars(Child) and Child().greet("y") == "hello y"
+
+
 def test_optional_targets_install_the_names_this_torch_has():
     """A method renamed between releases: each name is an optional target; those present are wrapped."""
     patch = Patch(name="double", fixes="test", upstream="none", mirrors="none", torch=">=2.5",
