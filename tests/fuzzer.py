@@ -1715,7 +1715,16 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                           "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc)); "
                           # Sub.fromkeys builds a Sub (dict-subclass-fromkeys, 2.13-2.15)
                           "_tf = type({o}).fromkeys({o}, len(_tc)); _tf['c'] = 2; "
-                          "out.append((type(_tf).__name__, list(_tf.items())))"),
+                          "out.append((type(_tf).__name__, list(_tf.items())))",
+                          # move_to_end of a mapping that has none raises AttributeError (ordered-dict-move-to-end:
+                          # 2.7-2.8 move the key, 2.9-2.12 crash): a subclass, a dict and a defaultdict built here
+                          "_pm = [{o}, dict({o}), collections.defaultdict(int, {o})]\n"
+                          "for _m in _pm:\n"
+                          "    try:\n"
+                          "        _m.move_to_end('a', last=len(_pm) > 2)\n"
+                          "    except AttributeError:\n"
+                          "        _m['m'] = len(_m)\n"
+                          "out.append([list(_m) for _m in _pm])"),
                  "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "out.append(merged('ror', {o}))",
                             "out.append(merged('or', {o}))",
                             # o.copy() of an OrderedDict subclass is a type(o) (dict-subclass-copy, 2.7-2.15) and
@@ -2039,7 +2048,7 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
     elif t == TRUTH:
         code = TRUTH_FORMS[int(op.value)].format(o=o).split("\n")
     elif t == TRUTH_MUT:
-        code = [TRUTH_CHANGES[kind.name][int(op.value)].format(o=o)]
+        code = TRUTH_CHANGES[kind.name][int(op.value)].format(o=o).split("\n")
     elif t == DCOPY:
         expr, what = DCOPY_VALUES[op.value]
         code = [f"_v = {expr.replace('{o}', o)}"]

@@ -178,3 +178,89 @@ def test_without_the_patch_it_fails():
         assert isinstance(found, Exception) and not is_break(found), found
     else:
         assert found is not None and not is_break(found), found
+
+
+# A mapping with no move_to_end of its own: CPython raises AttributeError. 2.7-2.8's ConstDictVariable branch
+# moves the key anyway (a plain dict, a defaultdict, passed in or made in the frame), 2.9-2.12 crash; with the
+# patch each is a clean graph break there (and a break natively elsewhere), so eager raises it after the break.
+STORAGE_BRANCH = RELEASE in SpecifierSet(">=2.7,<2.13")
+
+
+class PlainSub(dict):
+    """A dict subclass without move_to_end."""
+
+
+def no_method_end(x, d):
+    d.move_to_end("a")
+    return x + 1, list(d)
+
+
+def no_method_front(x, d):
+    d.move_to_end("b", last=False)
+    return x - 1, list(d)
+
+
+def no_method_caught(x, d):
+    out = []
+    try:
+        d.move_to_end("a")
+        out.append("moved")
+    except AttributeError:
+        out.append("AttributeError")
+    d["z"] = len(d)
+    return x * 2, out, list(d)
+
+
+def no_method_in_frame(x, d):
+    e = {"a": d["a"], "b": 2}
+    try:
+        e.move_to_end("a")
+    except AttributeError:
+        e["c"] = 3
+    return x + 3, list(e)
+
+
+NO_METHOD = {f.__name__: f for f in (no_method_end, no_method_front, no_method_caught, no_method_in_frame)}
+NO_METHOD_KINDS = {"dict": dict, "defaultdict": lambda **kw: collections.defaultdict(int, **kw), "PlainSub": PlainSub}
+
+
+def _make_no_method(kind):
+    def make(n):
+        return torch.arange(3.0) * n, NO_METHOD_KINDS[kind](a=n, b=2, c=3)
+
+    return make
+
+
+@pytest.mark.parametrize("kind", sorted(NO_METHOD_KINDS))
+@pytest.mark.parametrize("name", ["no_method_caught", "no_method_in_frame"])  # the frame catches the error
+def test_a_mapping_without_move_to_end_is_right_or_a_break(name, kind):
+    found = eager_vs_compiled(NO_METHOD[name], _make_no_method(kind), (1, 2))
+    assert found is None or is_break(found), found
+
+
+@pytest.mark.parametrize("kind", sorted(NO_METHOD_KINDS))
+@pytest.mark.parametrize("name", sorted(NO_METHOD))
+def test_a_mapping_without_move_to_end_is_right_without_fullgraph(name, kind):
+    """After the break eager raises the AttributeError the frame catches (or lets out, as eager does)."""
+    fn, make = NO_METHOD[name], _make_no_method(kind)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    for n in (1, 2):
+        try:
+            expected = repr(fn(*make(n)))
+        except AttributeError as error:
+            expected = repr(error)
+        try:
+            got = repr(compiled(*make(n)))
+        except AttributeError as error:
+            got = repr(error)
+        assert got == expected
+
+
+@pytest.mark.skipif(not STORAGE_BRANCH, reason="2.7-2.12: Dynamo's dict branch takes move_to_end of any dict")
+@pytest.mark.parametrize("kind", ["dict", "defaultdict"])
+def test_without_the_patch_a_mapping_without_move_to_end_is_wrong_or_crashes(kind):
+    """2.7-2.8: the key moves (no AttributeError); 2.9-2.12: the compile crashes."""
+    with without_patch(NAME):
+        found = eager_vs_compiled(no_method_caught, _make_no_method(kind), (1, 2))
+    assert found is not None and not is_break(found), found

@@ -7,7 +7,10 @@ user's program fails). 2.9-2.15 read ``last`` only when it is a constant tracker
 ``ConstantVariable``, so ``last=[]`` is read as True), else silently move the key to the end: ``last=obj`` with
 its own ``__bool__``, ``last=bool(t.sum() < 0)``; 2.13-2.14 read a positional ``last`` only when the *key* is a
 constant (``args[0].is_python_constant()``), 2.13-2.15 crash on a positional ``last`` that is no constant
-(``AsPythonConstantNotImplementedError``).
+(``AsPythonConstantNotImplementedError``). And 2.7-2.12's ``dict`` branch takes ``move_to_end`` of any dict
+tracker: a plain ``dict`` or a ``defaultdict`` (passed in or made in the frame), where CPython raises
+``AttributeError``, has the key moved (2.7-2.8, silently) or crashes the compile (2.9-2.12,
+``InternalTorchDynamoError``).
 
 Root cause: ``ConstDictVariable.call_method``'s ``move_to_end`` branch (``torch/_dynamo/variables/dicts.py``,
 2.7-2.12; 2.7-2.8: ``assert not kwargs and len(args) == 1``), ``OrderedDictVariable.call_method``
@@ -27,7 +30,9 @@ whose value's exact type is a builtin (``bool``, ``int``, ``float``, ``str``, ``
 ``last`` graph-breaks. 2.9-2.15 then run Dynamo's own branch with ``last=`` a constant ``bool`` by keyword
 (the keyword is read whatever the key; 2.13+ read a positional ``last`` only for a constant key). 2.7-2.8 move the
 entry themselves as the 2.9 branch does: the dict's keys guarded, the mutation recorded, ``KeyError`` for a
-missing key, the entry re-inserted last or first. Calls without ``last`` on 2.9+ are Dynamo's. Still open
+missing key, the entry re-inserted last or first. Calls without ``last`` on 2.9+ are Dynamo's. A tracker whose class is
+known and has no ``move_to_end`` anywhere in its MRO graph-breaks (eager then raises ``AttributeError``); a
+``dict`` subclass that defines one is never routed here (Dynamo inlines its method). Still open
 upstream on 2.15: ``docs/upstream/ordered-dict-move-to-end/``.
 """
 
@@ -52,6 +57,16 @@ def _ordered(instance) -> bool:
         cls = python_type(instance)
     return (isinstance(cls, type) and issubclass(cls, collections.OrderedDict)
             and not overrides(cls, collections.OrderedDict, "move_to_end"))
+
+
+def _lacks_move_to_end(instance) -> bool:
+    """Is the tracker's class known, and without any ``move_to_end`` (a plain ``dict``, a ``defaultdict``, a
+    ``dict`` subclass that defines none)? 2.7-2.12's ``ConstDictVariable`` branch moves the key anyway (2.7-2.8)
+    or crashes (2.9-2.12), where CPython raises ``AttributeError``."""
+    cls = getattr(instance, "user_cls", None)
+    if not isinstance(cls, type):
+        cls = python_type(instance)
+    return cls is not None and not any("move_to_end" in vars(k) for k in cls.__mro__)
 
 
 def _truth(vt):
@@ -97,9 +112,14 @@ def _move_to_end(wrapped, instance, args, kwargs):
         return DEFER
     tx, name, call_args, call_kwargs = bound
     call_args, call_kwargs = list(call_args), dict(call_kwargs)
+    if not _ordered(instance):
+        if _lacks_move_to_end(instance):
+            graph_break("move_to_end of a mapping that has none", repr(instance),
+                        "CPython raises AttributeError; Dynamo's dict branch would move the key (or crash)")
+        return DEFER  # not an OrderedDict: Dynamo's
     if (not call_args or len(call_args) > 2 or set(call_kwargs) - {"last"}
-            or (len(call_args) == 2 and call_kwargs) or not _ordered(instance)):
-        return DEFER  # a call CPython refuses, or not an OrderedDict: Dynamo's
+            or (len(call_args) == 2 and call_kwargs)):
+        return DEFER  # a call CPython refuses: Dynamo's
     by_hand = torch_release() < (2, 9)
     given = call_args[1] if len(call_args) == 2 else call_kwargs.get("last")
     if given is None and not by_hand:
@@ -137,6 +157,8 @@ PATCH = Patch(
          "also without `fullgraph`)", "2.7–2.8", "(`>=2.7,<2.9`)"),
         ("`od.move_to_end(k, last=v)` ignores a `last` that is no constant tracker (an object's `__bool__`, a "
          "value computed in the frame): the key goes to the end", "2.9–2.15", "(`>=2.9`)"),
+        ("`d.move_to_end(k)` of a plain `dict` or a `defaultdict` moves the key (2.7–2.8) or crashes the compile "
+         "(2.9–2.12) where CPython raises `AttributeError`", "2.7–2.12", "(`>=2.7,<2.13`)"),
     ),
     fixes="od.move_to_end(k, last) crashes the compile (2.7-2.8) or silently ignores a last= that is no "
     "constant (2.9-2.15)",
@@ -168,11 +190,14 @@ PATCH = Patch(
     summary="od.move_to_end(k, last) honours last= as CPython does, or graph-breaks where its truth is unknown",
     # 2.10-2.12 compile every last= Dynamo can read right: there the patch only turns the ones it misreads (an
     # object's own __bool__) into a graph break, which no catalog case can show (a case must compile)
+    # and a dict without move_to_end only graph-breaks with the patch (test_without_the_patch_a_mapping_...)
     proven_by="tests/test_ordered_dict_move_to_end.py::test_without_the_patch_it_fails",
     history=(
         ("2.5-2.6", "a graph break on any `move_to_end` (no branch for it)"),
-        ("2.7-2.8", "`assert not kwargs and len(args) == 1`: any `last`, and a missing key, crash the compile"),
-        ("2.9-2.12", "`last` read only from a constant tracker (2.9-2.10: a `ConstantVariable`), else ignored"),
+        ("2.7-2.8", "`assert not kwargs and len(args) == 1`: any `last`, and a missing key, crash the compile; "
+         "a plain `dict`'s key is moved"),
+        ("2.9-2.12", "`last` read only from a constant tracker (2.9-2.10: a `ConstantVariable`), else ignored; a "
+         "plain `dict` crashes the compile"),
         ("2.13-2.15", "as 2.11, and a positional `last` read only when the key is a constant (crashes when `last` "
          "is no constant)"),
     ),
