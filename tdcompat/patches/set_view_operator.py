@@ -146,7 +146,9 @@ PATCH = Patch(
     ),
     summary="a set and a dict view under `|`/`&`/`-`/`^` (and `|=` ...): a new `set`, as CPython",
     history=(
-        ("2.5-2.8", "not this gap: a set with a dict view on the right is a graph break"),
+        ("2.5-2.8", "not this gap: a set with a dict view on the right is a graph break (2.5-2.7 fold `d.items()` "
+         "as a tuple; on 2.8 `s | d.items()` and `s |= d.items()` crash the compile, open: "
+         "`BuiltinVariable.call_or_` sends them to `ConstDictVariable.__or__`)"),
         ("2.9-2.11", "`SetVariable.call_method` takes only set operands: an observed `TypeError` in the trace"),
         ("2.12", "views accepted (#178613), but `|=` updates in place, `fs | view` is a frozenset and `&` keeps "
          "the set's copy of an equal pair"),
