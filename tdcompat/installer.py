@@ -65,13 +65,17 @@ class _Method:
     handlers: List[Tuple[str, Any]]  # (patch name, handler), in the order applied
     wrapper: Any = None
     unfit: List[str] = dataclasses.field(default_factory=list)  # patches whose gate did not fit
+    inherited: bool = False  # wraps what the owner inherits (re-read from its parents at each install)
 
     def install(self) -> None:
+        if self.inherited:  # over the parent's method as it is now
+            self.raw = _raw_lookup(self.owner, self.attribute, past_owner=True)
         self.wrapper, unfit = _chain(self.raw, [h for _, h in self.handlers])
         self.unfit = list(dict.fromkeys(name for name, h in self.handlers if h in unfit))
         before = getattr(self.owner, self.attribute, None)
         setattr(self.owner, self.attribute, self.wrapper)
         _sync_dispatch_tables(self.owner, self.attribute, before, getattr(self.owner, self.attribute, None))
+        _relayer_inheritors(self)
 
     def restore(self) -> None:
         before = getattr(self.owner, self.attribute, None)
@@ -81,6 +85,19 @@ class _Method:
         else:
             setattr(self.owner, self.attribute, self.original)
         _sync_dispatch_tables(self.owner, self.attribute, before, getattr(self.owner, self.attribute, None))
+        _relayer_inheritors(self)
+
+
+def _relayer_inheritors(changed: _Method) -> None:
+    """Re-install the wrappers that subclasses of ``changed.owner`` put over the method they inherit from it:
+    each wraps its parent's method as it was when installed, so a patch applied to or reverted from the parent
+    later must be re-chained there too (else a reverted handler keeps running under the subclass's wrapper).
+    Nearest subclasses first. Nothing runs per call."""
+    inheritors = [m for m in _METHODS.values()
+                  if m.inherited and m.attribute == changed.attribute and m.owner is not changed.owner
+                  and changed.owner in m.owner.__mro__]
+    for method in sorted(inheritors, key=lambda m: len(m.owner.__mro__)):
+        method.install()
 
 
 def _sync_dispatch_tables(owner: type, attribute: str, old: Any, new: Any) -> None:
@@ -270,8 +287,8 @@ def resolve(path: str) -> Any:
     return obj
 
 
-def _raw_lookup(owner: type, attribute: str) -> Any:
-    for klass in owner.__mro__:
+def _raw_lookup(owner: type, attribute: str, past_owner: bool = False) -> Any:
+    for klass in owner.__mro__[1:] if past_owner else owner.__mro__:
         if attribute in vars(klass):
             return vars(klass)[attribute]
     return _MISSING
@@ -316,27 +333,8 @@ def _prepare(target: Target) -> tuple:
     if not callable(getattr(raw, "__func__", raw)):
         raise NotApplicable(f"{target.qualname} is not a method")
     _check_params(target, raw)
-    return owner, own, (raw if own is not _MISSING else _inherited(owner, target.attribute, raw))
+    return owner, own, raw
 
-
-def _inherited(owner: type, attribute: str, found: Any) -> Any:
-    """What an inherited target wraps: a function that looks ``attribute`` up past ``owner`` in the MRO
-    at each call, as ``super()`` does. Wrapping the base's method as found at install time would keep
-    another patch's handler on the base alive under this wrapper after that patch is reverted (and miss
-    one installed later). Its ``__signature__`` is the found method's, so gates fit as on the base."""
-    static = isinstance(found, staticmethod)
-    func = found.__func__ if static else found
-    inherited: Any
-    if static:
-        def inherited(*args, **kwargs):
-            return getattr(super(owner, owner), attribute)(*args, **kwargs)
-    else:
-        def inherited(self, *args, **kwargs):
-            return getattr(super(owner, self), attribute)(*args, **kwargs)
-    functools.update_wrapper(inherited, func, updated=())
-    del inherited.__wrapped__  # no reference to a base layer that may be reverted
-    inherited.__signature__ = inspect.signature(func)
-    return staticmethod(inherited) if static else inherited
 
 
 def _serves_this_torch(target: Target) -> bool:
@@ -370,7 +368,8 @@ def install(patch: Patch) -> List[Installed]:
         method = _METHODS.get((owner, target.attribute))
         if method is None:
             method = _METHODS[owner, target.attribute] = _Method(
-                owner, target.attribute, target.qualname, own, raw, [])
+                owner, target.attribute, target.qualname, own, raw, [],
+                inherited=own is _MISSING and not target.added)
         method.handlers.append((patch.name, target.wrapper))
         method.install()
         installed.append(Installed(owner, target.attribute, patch.name))

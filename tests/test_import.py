@@ -74,7 +74,7 @@ def test_import_twice_and_reload_do_not_double_wrap():
                     continue
                 depth = 0
                 raw = raw.__func__ if isinstance(raw, staticmethod) else raw
-                # down to what the method's record wraps (an inherited target: a call-time lookup past its class)
+                # down to what the method's record wraps (an inherited target wraps its parent's layers)
                 while is_layer(raw) and raw is not method.raw:
                     raw, depth = raw.__wrapped__, depth + 1
                 wrapped.append([t.qualname, depth, distinct[method.qualname]])
