@@ -336,7 +336,6 @@ def _prepare(target: Target) -> tuple:
     return owner, own, raw
 
 
-
 def _serves_this_torch(target: Target) -> bool:
     if target.when is None:
         return True

@@ -41,7 +41,15 @@ from __future__ import annotations
 import collections
 
 from ..dict_classes import overrides, python_type
-from ..dynamo_api import bind_args, graph_break, raise_observed, torch_release, user_dict_storage
+from ..dynamo_api import (
+    MISSING,
+    bind_args,
+    graph_break,
+    raise_observed,
+    static_lookup,
+    torch_release,
+    user_dict_storage,
+)
 from ..pure_values import truth_of
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
@@ -66,7 +74,7 @@ def _lacks_move_to_end(instance) -> bool:
     cls = getattr(instance, "user_cls", None)
     if not isinstance(cls, type):
         cls = python_type(instance)
-    return cls is not None and not any("move_to_end" in vars(k) for k in cls.__mro__)
+    return cls is not None and static_lookup(cls, "move_to_end") is MISSING
 
 
 def _truth(vt):
