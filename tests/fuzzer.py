@@ -493,6 +493,38 @@ def set_view_ops(s, view):
     return out, s
 
 
+def view_operands(d, view):
+    """A dict view on the right of a plain dict (``d | view``: the view's reflected ``|``, ``set(d)`` updated with
+    it) and of ``d``'s keys view under each operator, and the explicit calls a set's method cannot tell from the
+    operator (``s.__or__(view)`` is ``NotImplemented``, ``operator.or_(s, view)`` the view's set):
+    set-view-operator, 2.8-2.12; or each error's text."""
+    import operator
+
+    out = []
+    k = d.keys()
+    for op in ("d|", "|", "&", "-", "^", "__or__", "or_"):
+        try:
+            if op == "d|":
+                r = d | view
+            elif op == "|":
+                r = k | view
+            elif op == "&":
+                r = k & view
+            elif op == "-":
+                r = k - view
+            elif op == "^":
+                r = k ^ view
+            elif op == "__or__":
+                r = {"a"}.__or__(view)
+            else:
+                r = operator.or_({"a"}, view)
+        except TypeError as error:
+            out.append(str(error))
+            continue
+        out.append((r, type(r).__name__))
+    return out, d
+
+
 def set_inplace_ops(s, t):
     """``s -= t``, ``^=``, ``&=``, ``|=`` through another name: a set updated in place, a frozenset rebound to a
     new frozenset each time (set-inplace-operator, 2.5-2.8), or the TypeError's text."""
@@ -681,8 +713,8 @@ def aliased(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "set_view_ops", "refused", "SKey", "nonstr", "target_fn", "fnwrite", "wrapped_attrs",
-           "FnOwner", "fnattr", "fndict", "grown",
+           "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
+           "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
 
@@ -1935,10 +1967,18 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # a TypeError in the trace for them (native, open: docs in the session notes)
             "set_view_ops(set({o}.__dict__), {{'k': {o}, 'a': 1}}.keys())",
             "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys())",
-            "set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items())",
+            "(set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
+            "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()))",
             "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",
-            "set_view_ops(set(vars({o})), {{type({o}): 1, 'a': 1}}.keys())",
-            "set_view_ops(set({o}.__dict__), {o}.__dict__.keys())",
+            "(set_view_ops(set(vars({o})), {{type({o}): 1, 'a': 1}}.keys()), "
+            "set_view_ops({{('a', 1), 'z'}}, dict.fromkeys(vars({o}), 1).items()), "
+            "view_operands(dict(vars({o})), {{'k': 1, 'a': 1}}.items()))",
+            # ... paired with a dict view on the right of a set's items (2.8: a crash), of a plain dict and of a
+            # keys view (2.8 crashes on `d | view`, 2.9-2.12 raise TypeError; 2.9-2.11 crash on keys with items),
+            # and explicit dunder calls (set-view-operator, 2.8-2.12). Paired, not new entries: the list's length
+            # decides the seed-0 programs CI replays (tests/fuzz_known.json)
+            "(set_view_ops(set({o}.__dict__), {o}.__dict__.keys()), "
+            "view_operands(dict({o}.__dict__), {{'a': 1, 'q': 2}}.items()))",
             # in-place operators on a set (updated in place) and a frozenset (rebound), through another name:
             # constants, equal items of other types (set-inplace-operator, 2.5-2.8; a set of objects iterates in
             # id order, which differs between the eager and compiled runs: tests/test_set_inplace_operator.py)

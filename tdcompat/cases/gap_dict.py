@@ -1322,6 +1322,33 @@ CASES.add(
 )
 
 
+def set_view_operand(x, d):
+    """``s | d.items()`` and ``e | d.keys()`` (a plain dict on the left: ``dict.__or__`` gives NotImplemented and
+    the view's reflected ``|`` builds ``set(e)`` updated with the view), under ``try`` as code that expects the
+    ``TypeError`` of a non-set operand writes it; ``s |= d.items()`` rebinds ``s``."""
+    s = {("a", 1), "z"}
+    kept = s
+    e = {"a": x, "q": 2}
+    try:
+        u = s | d.items()
+        v = e | d.keys()
+    except TypeError:
+        return x - 1, "TypeError", sorted(map(repr, kept))
+    s |= d.items()
+    return x + len(u), sorted(map(repr, u)), sorted(v), sorted(map(repr, s)), sorted(map(repr, kept)), s is kept
+
+
+CASES.add(
+    Case("set_view_operand", ("set-view-operator",), set_view_operand, _set_view_operator_inputs,
+         vary=_set_view_operator_vary, torch=">=2.8",
+         unpatched=(Expect(">=2.8,<2.9", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: TypeError"),
+                    Expect(">=2.9,<2.13", WRONG_RESULT)),
+         doc="`s | d.items()` / `e | d.keys()` (a set or a dict on the left of a dict view): the compile crashes "
+             "on 2.8 (`unsupported operand type(s) for |: 'dict' and 'dict_items'`), a `TypeError` in the trace "
+             "on 2.9-2.12 (taken by `except TypeError`)"),
+)
+
+
 # -- set-inplace-operator: s -= t on a set passed in, fs |= t on a frozenset -----------------------------------
 
 

@@ -1,4 +1,4 @@
-"""``s | d.keys()``, ``s |= d.items()`` (and ``&``, ``-``, ``^``): a set and a dict view (torch 2.9-2.12).
+"""``s | d.keys()``, ``s |= d.items()``, ``e | d.keys()`` (``&``, ``-``, ``^``): a dict view on the right (2.8-2.12).
 
 Symptom: a ``set`` or ``frozenset`` on the left of ``|``, ``&``, ``-``, ``^`` (or ``|=``, ``&=``, ``-=``,
 ``^=``) with a ``dict_keys``/``dict_items`` view on the right. CPython runs the view's reflected operator
@@ -7,7 +7,12 @@ for ``s |= d.keys()``. Measured with the case ``set_view_operator`` (and the fuz
 d.keys())``): 2.9-2.11 raise an observed ``TypeError`` inside the trace (**silently wrong under ``try: ...
 except TypeError``**, a graph break otherwise); **2.12 updates the set in place** (``kept = s; s |= d.keys()``
 changes ``kept``), gives a ``frozenset`` where CPython gives a ``set`` (``fs | d.keys()``) and keeps the left
-operand's element of an equal pair (``{1} & {1.0: 0}.keys()`` is ``{1.0}``). 2.5-2.8 graph-break; 2.13 is right.
+operand's element of an equal pair (``{1} & {1.0: 0}.keys()`` is ``{1.0}``). 2.5-2.7 graph-break; 2.13 is right.
+The same family, measured on 2.8.0-2.12.1 with the case ``set_view_operand``: **2.8 crashes the compile** on
+``s | d.items()`` / ``s |= d.items()`` and on a plain dict left of a view (``e | d.keys()``:
+``InternalTorchDynamoError: TypeError``, also without ``fullgraph``); 2.9-2.12 raise ``TypeError`` in the trace
+for ``e | d.keys()`` (CPython: ``set(e)`` updated with the view); 2.9-2.11 crash on ``d.keys() | d.items()``
+(``&``, ``-``, ``^`` too: ``AttributeError: 'DictItemsVariable' object has no attribute 'set_items'``).
 
 Root cause: torch/_dynamo/variables/dicts.py (sets.py on 2.12): ``SetVariable.call_method`` answers the
 operator dunders itself: 2.9-2.11 accept only set operands (``raise_observed_exception(TypeError)``), 2.12
@@ -29,7 +34,18 @@ CPython. A user set or dict-subclass view, a set operand and every other method 
 element (the result cannot be computed by value) graph-breaks, except for 2.12's binary operators on a ``set``,
 which build a new set as CPython (deferred): 2.9-2.11 would raise the ``TypeError`` and 2.12's in-place forms
 would update the set, which tdcompat's other patches must not turn a graph break into (the fuzzer found
-exactly that when these deferred).
+exactly that when these deferred). Only a call made by the operator instruction itself is answered
+(``dynamo_api.current_binary_operator``: ``|`` for ``__or__``, ``|=`` for ``__ior__``, and on 2.8, whose
+``call_ior`` is ``call_or_``, ``|=`` for ``__or__``): an explicit ``s.__or__(view)`` is ``NotImplemented`` in
+CPython and ``operator.or_(s, view)`` the view's set, which the method cannot tell apart: a graph break.
+
+Also accepted, computed the same way (real operands equal by value, CPython's own operator, a new sourceless
+set; a graph break where an element is not a constant): ``BuiltinVariable.call_or_(tx, a, b)`` (2.8-2.12) with
+``b`` an exact keys/items view and ``a`` a plain ``dict`` under the ``|`` instruction (only the dict's keys
+reach ``set(a) | b``; an explicit ``d.__or__`` or ``operator.or_`` graph-breaks), or ``a`` a keys view and ``b``
+an items view; ``DictKeysVariable.call_method`` for the operator dunders with an items view (2.9-2.11). Both
+keys-view paths apply only where an items view has no ``set_items`` (2.12 added it and computes them right).
+Guarded: the keys of every dict whose view or keys the result is computed from, and each constant element.
 """
 
 from __future__ import annotations
@@ -37,7 +53,14 @@ from __future__ import annotations
 import functools
 import operator
 
-from ..dynamo_api import bind_args, build_sourceless, graph_break, realize
+from ..dynamo_api import (
+    bind_args,
+    build_sourceless,
+    current_binary_operator,
+    graph_break,
+    is_plain_dict,
+    realize,
+)
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
@@ -52,6 +75,19 @@ _OPERATORS = {
 }
 
 _BINARY = frozenset({"__or__", "__and__", "__sub__", "__xor__"})
+
+#: The dunder -> the operator symbol of the instruction that reaches it (``"|"``; ``"|="`` for ``__ior__``).
+_SYMBOLS = {"__or__": "|", "__and__": "&", "__sub__": "-", "__xor__": "^",
+            "__ior__": "|=", "__iand__": "&=", "__isub__": "-=", "__ixor__": "^="}
+
+
+def _from_operator(tx, name: str) -> bool:
+    """Is ``name`` reached from its operator instruction (``s | view``; ``s |= view`` also as ``__or__`` where
+    ``call_ior`` is ``call_or_``, 2.8), not from an explicit ``s.__or__(view)`` (``NotImplemented`` in CPython)
+    or ``operator.or_(s, view)``, which the tracker's method cannot tell apart?"""
+    symbol = current_binary_operator(tx)
+    return symbol in (_SYMBOLS[name], _SYMBOLS[name] + "=") if name in _BINARY else symbol == _SYMBOLS[name]
+
 
 _NOT_PURE = object()
 
@@ -74,8 +110,16 @@ def _constant(vt):
     return value if hashes_by_value(value) else _NOT_PURE
 
 
+def _guard_keys(dict_vt) -> None:
+    """Guard the keys of the dict the result is computed from (Dynamo guards an input dict's keys lazily)."""
+    guard = getattr(dict_vt, "install_dict_keys_match_guard", None)
+    if guard is not None:
+        guard()
+
+
 def _view_value(view):
     """A real ``dict_keys``/``dict_items`` equal to the traced view, or ``_NOT_PURE``."""
+    _guard_keys(view.dv_dict)
     copy = {}
     for key, value_vt in view.dv_dict.items.items():
         key_value = _constant(key.vt)
@@ -104,6 +148,10 @@ def _set_operator(wrapped, instance, args, kwargs):
     view = call_args[0]
     if type(view) not in (DictKeysVariable, DictItemsVariable) or view.kv not in ("keys", "items"):
         return DEFER
+    if not _from_operator(tx, name):
+        graph_break("set-view-operator", f"{type(instance).__name__}.{name}({type(view).__name__}) called",
+                    "an explicit set dunder call with a dict view (NotImplemented in CPython) or operator.or_ & "
+                    "co. (the view's reflected operator), which this method cannot tell apart (tdcompat)")
     left = [_constant(item.vt) for item in instance.set_items]
     right = _NOT_PURE if any(value is _NOT_PURE for value in left) else _view_value(view)
     if right is _NOT_PURE:
@@ -120,36 +168,128 @@ def _set_operator(wrapped, instance, args, kwargs):
 _call_method_gate = routed_gate(_set_operator, method_name_gate, frozenset(_OPERATORS))
 
 
+@functools.lru_cache(maxsize=None)
+def _items_view_lacks_set_items() -> bool:
+    """2.8-2.11: an items view has no ``set_items``, which ``DictKeysVariable``'s operators read from their
+    operand (2.9-2.11 crash; 2.12 gave it one and computes them right)."""
+    from torch._dynamo.variables.dicts import DictItemsVariable
+
+    return not hasattr(DictItemsVariable, "set_items")
+
+
+def _is_view(vt, kinds=("keys", "items")) -> bool:
+    from torch._dynamo.variables.dicts import DictItemsVariable, DictKeysVariable
+
+    return type(vt) in (DictKeysVariable, DictItemsVariable) and vt.kv in kinds
+
+
+def _by_value(tx, op, left, view, what: str):
+    """``op(left, view)`` computed by CPython on equal copies, as a new sourceless tracker; a graph break where
+    an element is not a constant by value."""
+    right = _NOT_PURE if left is _NOT_PURE else _view_value(view)
+    if right is _NOT_PURE:
+        graph_break("set-view-operator", what,
+                    "a dict view operand whose elements (or the other operand's) are not all constants: CPython "
+                    "runs the view's set operator, which Dynamo does not model here (tdcompat)")
+    effects_begin()
+    return build_sourceless(tx, op(left, right))
+
+
+@fail_safe(NAME)
+def _keys_operator(wrapped, instance, args, kwargs):
+    """``DictKeysVariable.call_method(tx, "__or__" | ..., [items view], {})`` (2.9-2.12 read the operand's
+    ``set_items``, which an items view lacks: the compile crashes)."""
+    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
+    if bound is None:
+        return DEFER
+    tx, name, call_args, call_kwargs = bound
+    op = _OPERATORS.get(name)
+    if op is None or call_kwargs or len(call_args) != 1 or not _is_view(instance, ("keys",)):
+        return DEFER
+    if name not in _BINARY and not _from_operator(tx, name):
+        return DEFER  # ``keys.__ior__(...)``: dict_keys has no such method in CPython
+    if not _is_view(call_args[0], ("items",)):
+        return DEFER  # a set or a keys view: Dynamo's set_items operators, right
+    return _by_value(tx, op, _view_value(instance), call_args[0], f"dict_keys.{name}(dict_items)")
+
+
+_keys_call_method_gate = routed_gate(_keys_operator, method_name_gate, frozenset(_OPERATORS))
+
+
+def _plain_dict_keys(vt):
+    """A real dict with the keys of the plain-dict tracker ``vt`` (the values never reach the result of
+    ``d | view``: CPython builds ``set(d)``), or ``_NOT_PURE``."""
+    _guard_keys(vt)
+    keys = [_constant(key.vt) for key in vt.items]
+    return _NOT_PURE if any(key is _NOT_PURE for key in keys) else dict.fromkeys(keys)
+
+
+@fail_safe(NAME)
+def _view_or(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_or_(tx, a, b)`` for ``d | view`` (``dict.__or__`` gives NotImplemented for a view:
+    CPython runs the view's reflected ``|``, ``set(d)`` updated with the view; 2.8 crashes, 2.9-2.12 raise
+    ``TypeError``) and ``d.keys() | d.items()`` (2.8 breaks, 2.9-2.12 crash)."""
+    bound = bind_args(args, kwargs, ("tx", "a", "b"))
+    if bound is None:
+        return DEFER
+    tx, a, b = bound
+    if not _is_view(b):
+        return DEFER
+    a = realize(a)
+    if _is_view(a, ("keys",)) and _is_view(b, ("items",)) and _items_view_lacks_set_items():
+        return _by_value(tx, operator.or_, _view_value(a), b, "dict_keys | dict_items")
+    if not is_plain_dict(a):
+        return DEFER
+    if current_binary_operator(tx) != "|":
+        graph_break("set-view-operator", f"dict.__or__({type(b).__name__}) called",
+                    "an explicit dict.__or__ with a dict view (NotImplemented in CPython) or operator.or_ (the "
+                    "view's reflected operator), which Dynamo sends to the same method (tdcompat)")
+    return _by_value(tx, operator.or_, _plain_dict_keys(a), b, f"dict | {type(b).__name__}")
+
 PATCH = Patch(
     name=NAME,
     symptoms=(
+        ("`s | d.items()`, `e | d.keys()` (a plain dict on the left), `d.keys() | d.items()`: **the compile "
+         "crashes** (`InternalTorchDynamoError`, also without `fullgraph`; 2.8, keys view 2.9–2.11), or `e | "
+         "d.keys()` **raises `TypeError` in the trace** (2.9–2.12)",
+         "2.8–2.12",
+         "(`>=2.8,<2.13`): a new `set`, as CPython"),
         ("`s |= d.keys()` / `s & d.items()` (a set and a dict view): **a `TypeError` inside the trace** "
          "(silently taken by `except TypeError`)",
          "2.9–2.11",
-         "(`>=2.9,<2.13`): a new `set`, as CPython's reflected view operator"),
+         "(`>=2.8,<2.13`): a new `set`, as CPython's reflected view operator"),
         ("`kept = s; s |= d.keys()`: **`kept` changes too** (updated in place), `fs | d.keys()` **is a "
          "`frozenset`**",
          "2.12",
-         "(`>=2.9,<2.13`)"),
+         "(`>=2.8,<2.13`)"),
     ),
     fixes="a set or frozenset with a dict keys/items view on the right of | & - ^ (or |= &= -= ^=): TypeError "
-    "inside the trace on 2.9-2.11; updated in place / a frozenset / the other copy of an equal pair on 2.12",
-    upstream="torch/_dynamo/variables/dicts.py (sets.py on 2.12): SetVariable.call_method (the operator dunders)",
+    "inside the trace on 2.9-2.11; updated in place / a frozenset / the other copy of an equal pair on 2.12; "
+    "s | d.items() and d | d.keys() crash the compile on 2.8 (d | view: TypeError in the trace on 2.9-2.12), "
+    "d.keys() | d.items() on 2.9-2.11",
+    upstream="torch/_dynamo/variables/dicts.py (sets.py on 2.12): SetVariable.call_method (the operator dunders), "
+    "DictKeysVariable.call_method; torch/_dynamo/variables/builtin.py: BuiltinVariable.call_or_",
     mirrors="pytorch/pytorch#178968, #181326, #182043 (2.13: the operators dispatched through CPython's number "
     "slots, NotImplemented and the reflected view operator included); #178613 (2.12: views accepted)",
-    torch=">=2.9,<2.13",
+    torch=">=2.8,<2.13",
     fixed_upstream="2.13: binary_op/binary_iop slot dispatch (pytorch/pytorch#178968, #181326)",
     targets=(
         # 2.12 moved the class to variables/sets.py; variables/dicts.py still imports it under this name
         Target("torch._dynamo.variables.dicts", "SetVariable", "call_method", _call_method_gate,
                params=("tx", "name", "args", "kwargs")),
+        Target("torch._dynamo.variables.dicts", "DictKeysVariable", "call_method", _keys_call_method_gate,
+               params=("tx", "name", "args", "kwargs"), when=_items_view_lacks_set_items),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _view_or, params=("tx", "a", "b")),
     ),
-    summary="a set and a dict view under `|`/`&`/`-`/`^` (and `|=` ...): a new `set`, as CPython",
+    summary="a set, a dict or a keys view with a dict view on the right of `|`/`&`/`-`/`^` (and `|=` ...): a new "
+            "`set`, as CPython",
     history=(
-        ("2.5-2.8", "not this gap: a set with a dict view on the right is a graph break (2.5-2.7 fold `d.items()` "
-         "as a tuple; on 2.8 `s | d.items()` and `s |= d.items()` crash the compile, open: "
-         "`BuiltinVariable.call_or_` sends them to `ConstDictVariable.__or__`)"),
-        ("2.9-2.11", "`SetVariable.call_method` takes only set operands: an observed `TypeError` in the trace"),
+        ("2.5-2.7", "not this gap: a set with a dict view on the right is a graph break (2.5-2.7 fold `d.items()` "
+         "as a tuple)"),
+        ("2.8", "`s | d.items()`, `s |= d.items()` and `e | d.keys()` crash the compile (`BuiltinVariable.call_or_` "
+         "sends them to `ConstDictVariable.__or__`); the other operators with a view graph-break"),
+        ("2.9-2.11", "`SetVariable.call_method` takes only set operands: an observed `TypeError` in the trace; "
+         "`d.keys() | d.items()` crashes (the keys view reads `set_items`)"),
         ("2.12", "views accepted (#178613), but `|=` updates in place, `fs | view` is a frozenset and `&` keeps "
          "the set's copy of an equal pair"),
         ("2.13+", "right: CPython's number-slot dispatch"),
