@@ -1591,3 +1591,24 @@ CASES.add(
          doc="`od.move_to_end(obj, False)` with an object key moves it to the end (2.13-2.15: a positional `last` "
              "is read only for a constant key)"),
 )
+
+
+# -- set-dict-operand-guard: a set built from a dict input's keys --------------------------------------------
+
+
+def set_dict_operand_guard(x, d):
+    """``set(d)``, ``frozenset(d)``, ``{*d}`` and ``t.update(d)`` of a dict passed in, whose keys differ on the
+    next call: the sets hold that call's keys."""
+    s = set(d)
+    t = {"z"}
+    t.update(d)
+    return x + len(s), sorted(s), sorted(frozenset(d)), sorted({*d}), sorted(t)
+
+
+CASES.add(
+    Case("set_dict_operand_guard", ("set-dict-operand-guard",), set_dict_operand_guard, _set_view_operator_inputs,
+         vary=_set_view_operator_vary,
+         unpatched=(Expect(">=2.14", WRONG_RESULT),),
+         doc="`set(d)`, `frozenset(d)`, `{*d}`, `t.update(d)` of a dict input keep the first call's keys when a "
+             "later call's dict has others (2.14-2.15: no keys guard)"),
+)

@@ -92,6 +92,7 @@ _PATCH_MODULES = (
     "ordered_dict_subclass_setitem",
     "dict_subclass_fromkeys",
     "ordered_dict_move_to_end",
+    "set_dict_operand_guard",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
