@@ -659,6 +659,26 @@ def gdd_state(n):
     GDD["a"] = n
 
 
+#: A global dict (an input) whose keys ``gkeys_state(n)`` change for each call: a set built from its keys must
+#: recompile (set-dict-operand-guard, 2.14-2.15: the do-not-rehash path read them without their guard).
+GKEYS: dict = {"a": 1}
+
+
+def gkeys_state(n):
+    """``GKEYS``'s keys for call ``n``: ``a``, ``k<n>``, and ``c`` on odd calls only."""
+    GKEYS.clear()
+    GKEYS.update({"a": 1, f"k{n}": n, **({"c": 3} if n % 2 else {})})
+
+
+def key_sets(d):
+    """Sets built from a dict's keys without iterating it in Dynamo (2.14+'s do-not-rehash path) and by
+    iterating it: ``set``, ``frozenset``, ``{*d}``, ``update``, ``issuperset``, a keys view minus the dict."""
+    s = {"z"}
+    s.update(d)
+    return (sorted(set(d)), sorted(frozenset(d)), sorted({*d}), sorted(s), {"a", "c", "k1"}.issuperset(d),
+            sorted({"a": 0, "q": 1}.keys() - d), sorted(list(d)))
+
+
 def factory_reads(d):
     """``d.default_factory`` compared with ``is``/``==``, tested with ``callable`` and called
     (defaultdict-factory-read, 2.5-2.10: an opaque attribute to Dynamo, ``is`` against it False)."""
@@ -715,7 +735,8 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "factory_reads", "counted", "od_class_calls", "od_class_plain", "aliased",
+           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "factory_reads", "counted", "od_class_calls",
+           "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
 
 
@@ -1316,6 +1337,8 @@ class Program:
             make.insert(2, "    sub_dict_state(n)")
         if any("GDD" in line for line in lines):
             make.insert(2, "    gdd_state(n)")
+        if any("GKEYS" in line for line in lines):
+            make.insert(2, "    gkeys_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
                 lines.append(f"    out.append({self.name(i)})")
@@ -1968,7 +1991,7 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "set_view_ops(set({o}.__dict__), {{'k': {o}, 'a': 1}}.keys())",
             "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys())",
             "(set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
-            "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()))",
+            "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()), key_sets(GKEYS))",
             "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",
             "(set_view_ops(set(vars({o})), {{type({o}): 1, 'a': 1}}.keys()), "
             "set_view_ops({{('a', 1), 'z'}}, dict.fromkeys(vars({o}), 1).items()), "
@@ -1978,7 +2001,7 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # and explicit dunder calls (set-view-operator, 2.8-2.12). Paired, not new entries: the list's length
             # decides the seed-0 programs CI replays (tests/fuzz_known.json)
             "(set_view_ops(set({o}.__dict__), {o}.__dict__.keys()), "
-            "view_operands(dict({o}.__dict__), {{'a': 1, 'q': 2}}.items()))",
+            "view_operands(dict({o}.__dict__), {{'a': 1, 'q': 2}}.items()), key_sets(GKEYS))",
             # in-place operators on a set (updated in place) and a frozenset (rebound), through another name:
             # constants, equal items of other types (set-inplace-operator, 2.5-2.8; a set of objects iterates in
             # id order, which differs between the eager and compiled runs: tests/test_set_inplace_operator.py)

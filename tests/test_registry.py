@@ -794,9 +794,9 @@ WHEN_RELEASES = {
     ("ordered-dict-move-to-end", "UserDefinedOrderedDictVariable.call_method"): ">=2.15",
     # 2.7 has no BuiltinVariable.call_bool (2.8+): the handler is added there (its other target wraps 2.8+'s)
     ("dict-truth-guard", "BuiltinVariable.call_bool"): "<2.8",
-    # an items view has no set_items, which a keys view's operators read, until 2.12 (2.5-2.7: no
-    # DictItemsVariable, the probe raises; the patch starts at 2.8)
-    ("set-view-operator", "DictKeysVariable.call_method"): "<2.12",
+    # a keys view's operators run from call_method (2.9-2.12: reading the operand's set_items) until 2.13's
+    # number-slot dispatch (the patch starts at 2.8)
+    ("set-view-operator", "DictKeysVariable.call_method"): "<2.13",
 }
 
 

@@ -178,10 +178,19 @@ def keys_ops_items(x, d):
     return x * 2, out, type(k).__name__, sorted(map(repr, k))
 
 
+def keys_ops_iterables(x, d):
+    """A keys view with a dict, a list or a tuple on the right (CPython's view operators take any iterable;
+    2.9-2.12 crash the compile: ``AttributeError: 'ConstDictVariable' object has no attribute 'set_items'``)."""
+    k = {"a": 0, "q": 1, "z": 2}.keys()
+    return (x + 1, sorted(k - d), sorted(k & d), sorted(k | ["a", "w"]), sorted(k ^ ("q", "v")),
+            sorted(d.keys() - d))
+
+
 #: Where each shape compiles (with tdcompat): 2.5-2.7 graph-break on all of them; 2.8 on a keys view with
 #: ``&``/``-``/``^`` ("Failed to trace builtin operator", with and without tdcompat: not this gap there).
-COMPILES_ON = {"set_or_items": ">=2.8", "dict_or_view": ">=2.8", "keys_or_items": ">=2.8", "keys_ops_items": ">=2.9"}
-VIEW_SHAPES = {f.__name__: f for f in (set_or_items, dict_or_view, keys_or_items, keys_ops_items)}
+COMPILES_ON = {"set_or_items": ">=2.8", "dict_or_view": ">=2.8", "keys_or_items": ">=2.8", "keys_ops_items": ">=2.9",
+               "keys_ops_iterables": ">=2.9"}
+VIEW_SHAPES = {f.__name__: f for f in (set_or_items, dict_or_view, keys_or_items, keys_ops_items, keys_ops_iterables)}
 
 
 @pytest.mark.parametrize("name", sorted(VIEW_SHAPES))
@@ -193,9 +202,9 @@ def test_view_operands_equal_eager(name):
 
 #: Where each shape fails without the patch: 2.8 crashes (``keys | items``: breaks); 2.9-2.12 raise a
 #: ``TypeError`` in the trace (a break, or the ``except`` taken); 2.9-2.11 crash on a keys view with an items
-#: view (2.12 computes that right).
+#: view (2.12 computes that right), 2.9-2.12 on a keys view with a dict, a list or a tuple.
 FAILS_WITHOUT = {"set_or_items": ">=2.8,<2.13", "dict_or_view": ">=2.8,<2.13", "keys_or_items": ">=2.8,<2.12",
-                 "keys_ops_items": ">=2.9,<2.12"}
+                 "keys_ops_items": ">=2.9,<2.12", "keys_ops_iterables": ">=2.9,<2.13"}
 
 
 @pytest.mark.parametrize("name", sorted(FAILS_WITHOUT))

@@ -12,7 +12,9 @@ The same family, measured on 2.8.0-2.12.1 with the case ``set_view_operand``: **
 ``s | d.items()`` / ``s |= d.items()`` and on a plain dict left of a view (``e | d.keys()``:
 ``InternalTorchDynamoError: TypeError``, also without ``fullgraph``); 2.9-2.12 raise ``TypeError`` in the trace
 for ``e | d.keys()`` (CPython: ``set(e)`` updated with the view); 2.9-2.11 crash on ``d.keys() | d.items()``
-(``&``, ``-``, ``^`` too: ``AttributeError: 'DictItemsVariable' object has no attribute 'set_items'``).
+(``&``, ``-``, ``^`` too: ``AttributeError: 'DictItemsVariable' object has no attribute 'set_items'``), and
+2.9-2.12 on a keys view with a dict, a list or a tuple (``{"a": 0}.keys() - d``: ``'ConstDictVariable' object
+has no attribute 'set_items'``; found by the fuzzer on 2.10.0, program 1423 of seed 0).
 
 Root cause: torch/_dynamo/variables/dicts.py (sets.py on 2.12): ``SetVariable.call_method`` answers the
 operator dunders itself: 2.9-2.11 accept only set operands (``raise_observed_exception(TypeError)``), 2.12
@@ -43,8 +45,10 @@ Also accepted, computed the same way (real operands equal by value, CPython's ow
 set; a graph break where an element is not a constant): ``BuiltinVariable.call_or_(tx, a, b)`` (2.8-2.12) with
 ``b`` an exact keys/items view and ``a`` a plain ``dict`` under the ``|`` instruction (only the dict's keys
 reach ``set(a) | b``; an explicit ``d.__or__`` or ``operator.or_`` graph-breaks), or ``a`` a keys view and ``b``
-an items view; ``DictKeysVariable.call_method`` for the operator dunders with an items view (2.9-2.11). Both
-keys-view paths apply only where an items view has no ``set_items`` (2.12 added it and computes them right).
+an items view (only where an items view has no ``set_items``: 2.12 added it and computes that right);
+``DictKeysVariable.call_method`` for the operator dunders (2.8-2.12) with an items view (to 2.11), a plain
+dict (its keys), or an exact list or tuple of constants (CPython's view operators take any iterable; 2.9-2.12
+read the operand's ``set_items`` and crash the compile); a set or keys view operand stays Dynamo's.
 Guarded: the keys of every dict whose view or keys the result is computed from, and each constant element.
 """
 
@@ -59,6 +63,7 @@ from ..dynamo_api import (
     current_binary_operator,
     graph_break,
     is_plain_dict,
+    or_through_number_slots,
     realize,
 )
 from ..pure_values import hashes_by_value
@@ -168,6 +173,12 @@ def _set_operator(wrapped, instance, args, kwargs):
 _call_method_gate = routed_gate(_set_operator, method_name_gate, frozenset(_OPERATORS))
 
 
+def _keys_operators_read_set_items() -> bool:
+    """2.8-2.12: ``DictKeysVariable``'s operators (2.9-2.12: ``set_items`` of the operand) run from
+    ``call_method``; 2.13 dispatches them through the number slots."""
+    return not or_through_number_slots()
+
+
 @functools.lru_cache(maxsize=None)
 def _items_view_lacks_set_items() -> bool:
     """2.8-2.11: an items view has no ``set_items``, which ``DictKeysVariable``'s operators read from their
@@ -195,10 +206,28 @@ def _by_value(tx, op, left, view, what: str):
     return build_sourceless(tx, op(left, right))
 
 
+def _keys_operand(vt):
+    """A real operand equal to ``vt`` for a keys view's operator, ``_NOT_PURE`` (not computable by value), or None
+    where Dynamo's own ``set_items`` operator is right (a set, a keys view; an items view from 2.12)."""
+    from torch._dynamo.variables import ListVariable, TupleVariable
+
+    if _is_view(vt, ("items",)):
+        return _view_value(vt) if _items_view_lacks_set_items() else None
+    if is_plain_dict(vt):
+        return _plain_dict_keys(vt)
+    if type(vt) in (ListVariable, TupleVariable):
+        items = [_constant(item) for item in vt.items]
+        if any(item is _NOT_PURE for item in items):
+            return _NOT_PURE
+        return list(items) if type(vt) is ListVariable else tuple(items)
+    return None
+
+
 @fail_safe(NAME)
 def _keys_operator(wrapped, instance, args, kwargs):
-    """``DictKeysVariable.call_method(tx, "__or__" | ..., [items view], {})`` (2.9-2.12 read the operand's
-    ``set_items``, which an items view lacks: the compile crashes)."""
+    """``DictKeysVariable.call_method(tx, "__or__" | ..., [operand], {})``: 2.9-2.12 read the operand's
+    ``set_items``, which an items view (to 2.11), a dict, a list or a tuple lacks: the compile crashes. CPython's
+    view operators take any iterable."""
     bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None:
         return DEFER
@@ -208,9 +237,17 @@ def _keys_operator(wrapped, instance, args, kwargs):
         return DEFER
     if name not in _BINARY and not _from_operator(tx, name):
         return DEFER  # ``keys.__ior__(...)``: dict_keys has no such method in CPython
-    if not _is_view(call_args[0], ("items",)):
+    operand = realize(call_args[0])
+    right = _keys_operand(operand)
+    if right is None:
         return DEFER  # a set or a keys view: Dynamo's set_items operators, right
-    return _by_value(tx, op, _view_value(instance), call_args[0], f"dict_keys.{name}(dict_items)")
+    left = _NOT_PURE if right is _NOT_PURE else _view_value(instance)
+    if left is _NOT_PURE:
+        graph_break("set-view-operator", f"dict_keys.{name}({type(operand).__name__})",
+                    "a keys view with an operand whose elements are not all constants: CPython runs the view's "
+                    "set operator, which Dynamo's own method cannot here (tdcompat)")
+    effects_begin()
+    return build_sourceless(tx, op(left, right))
 
 
 _keys_call_method_gate = routed_gate(_keys_operator, method_name_gate, frozenset(_OPERATORS))
@@ -249,9 +286,9 @@ def _view_or(wrapped, instance, args, kwargs):
 PATCH = Patch(
     name=NAME,
     symptoms=(
-        ("`s | d.items()`, `e | d.keys()` (a plain dict on the left), `d.keys() | d.items()`: **the compile "
-         "crashes** (`InternalTorchDynamoError`, also without `fullgraph`; 2.8, keys view 2.9–2.11), or `e | "
-         "d.keys()` **raises `TypeError` in the trace** (2.9–2.12)",
+        ("`s | d.items()`, `e | d.keys()` (a plain dict on the left), `d.keys() | d.items()`, `k.keys() - d`: "
+         "**the compile crashes** (`InternalTorchDynamoError`, also without `fullgraph`; 2.8, keys view "
+         "2.9–2.12), or `e | d.keys()` **raises `TypeError` in the trace** (2.9–2.12)",
          "2.8–2.12",
          "(`>=2.8,<2.13`): a new `set`, as CPython"),
         ("`s |= d.keys()` / `s & d.items()` (a set and a dict view): **a `TypeError` inside the trace** "
@@ -278,7 +315,7 @@ PATCH = Patch(
         Target("torch._dynamo.variables.dicts", "SetVariable", "call_method", _call_method_gate,
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.dicts", "DictKeysVariable", "call_method", _keys_call_method_gate,
-               params=("tx", "name", "args", "kwargs"), when=_items_view_lacks_set_items),
+               params=("tx", "name", "args", "kwargs"), when=_keys_operators_read_set_items),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_or_", _view_or, params=("tx", "a", "b")),
     ),
     summary="a set, a dict or a keys view with a dict view on the right of `|`/`&`/`-`/`^` (and `|=` ...): a new "
@@ -289,9 +326,9 @@ PATCH = Patch(
         ("2.8", "`s | d.items()`, `s |= d.items()` and `e | d.keys()` crash the compile (`BuiltinVariable.call_or_` "
          "sends them to `ConstDictVariable.__or__`); the other operators with a view graph-break"),
         ("2.9-2.11", "`SetVariable.call_method` takes only set operands: an observed `TypeError` in the trace; "
-         "`d.keys() | d.items()` crashes (the keys view reads `set_items`)"),
+         "`d.keys() | d.items()` and `d.keys() - d` crash (the keys view reads `set_items`)"),
         ("2.12", "views accepted (#178613), but `|=` updates in place, `fs | view` is a frozenset and `&` keeps "
-         "the set's copy of an equal pair"),
+         "the set's copy of an equal pair; `d.keys() - d` (a dict, list or tuple operand) crashes"),
         ("2.13+", "right: CPython's number-slot dispatch"),
     ),
 )
