@@ -1612,3 +1612,20 @@ CASES.add(
          doc="`set(d)`, `frozenset(d)`, `{*d}`, `t.update(d)` of a dict input keep the first call's keys when a "
              "later call's dict has others (2.14-2.15: no keys guard)"),
 )
+
+
+def set_method_dict_constant(x, d):
+    """``s.union(d)``, ``s.symmetric_difference(d)`` and ``s.symmetric_difference_update(d)`` with a dict of
+    constants passed in, whose keys differ on the next call."""
+    s = {"a", "z"}
+    s.symmetric_difference_update(d)
+    return x + len(s), sorted({"z"}.union(d)), sorted({"a", "z"}.symmetric_difference(d)), sorted(s)
+
+
+CASES.add(
+    Case("set_method_dict_constant", ("set-dict-operand-guard",), set_method_dict_constant,
+         _set_view_operator_inputs, vary=_set_view_operator_vary, torch=">=2.8",
+         unpatched=(Expect(">=2.9", WRONG_RESULT),),
+         doc="`s.union(d)`, `s.symmetric_difference(d)` of a dict input of constants keep the first call's keys "
+             "when a later call's dict has others (2.9-2.15: folded over a copy, no keys guard)"),
+)

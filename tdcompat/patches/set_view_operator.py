@@ -47,13 +47,15 @@ set; a graph break where an element is not a constant): ``BuiltinVariable.call_o
 reach ``set(a) | b``; an explicit ``d.__or__`` or ``operator.or_`` graph-breaks), or ``a`` a keys view and ``b``
 an items view (only where an items view has no ``set_items``: 2.12 added it and computes that right);
 ``DictKeysVariable.call_method`` for the operator dunders (2.8-2.12) with an items view (to 2.11), a plain
-dict (its keys), or an exact list or tuple of constants (CPython's view operators take any iterable; 2.9-2.12
-read the operand's ``set_items`` and crash the compile); a set or keys view operand stays Dynamo's.
+dict, an ``OrderedDict`` or a ``defaultdict`` (its keys), or an exact list or tuple of constants (CPython's
+view operators take any iterable; 2.9-2.12 read the operand's ``set_items`` and crash the compile); a set or
+keys view operand stays Dynamo's.
 Guarded: the keys of every dict whose view or keys the result is computed from, and each constant element.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 
@@ -61,6 +63,7 @@ from ..dynamo_api import (
     bind_args,
     build_sourceless,
     current_binary_operator,
+    dict_class,
     graph_break,
     is_plain_dict,
     or_through_number_slots,
@@ -209,12 +212,13 @@ def _by_value(tx, op, left, view, what: str):
 def _keys_operand(vt):
     """A real operand equal to ``vt`` for a keys view's operator, ``_NOT_PURE`` (not computable by value), or None
     where Dynamo's own ``set_items`` operator is right (a set, a keys view; an items view from 2.12)."""
-    from torch._dynamo.variables import ListVariable, TupleVariable
+    from torch._dynamo.variables import ConstDictVariable, DefaultDictVariable, ListVariable, TupleVariable
 
     if _is_view(vt, ("items",)):
         return _view_value(vt) if _items_view_lacks_set_items() else None
-    if is_plain_dict(vt):
-        return _plain_dict_keys(vt)
+    if is_plain_dict(vt) or (type(vt) in (ConstDictVariable, DefaultDictVariable)
+                             and dict_class(vt) in (collections.OrderedDict, collections.defaultdict)):
+        return _plain_dict_keys(vt)  # iterating one runs no user code: its keys
     if type(vt) in (ListVariable, TupleVariable):
         items = [_constant(item) for item in vt.items]
         if any(item is _NOT_PURE for item in items):
