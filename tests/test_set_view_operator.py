@@ -241,6 +241,6 @@ def tensor_values_with_dict(x, d):
                          ids=lambda f: f.__name__)
 def test_calls_it_cannot_compute_break_or_match(fn):
     """A graph break or eager's result, never a difference the patch made, on every release (measured native
-    differences: 2.13.0 ``{"a"}.__ior__(d.items())`` is a set, 2.15.0 ``d | e.items()`` with a tensor value
-    reuses the first call's size: they xfail, named)."""
+    difference: 2.13.0 ``{"a"}.__ior__(d.items())`` is a set: it xfails, named; 2.15.0's ``d | e.items()``
+    reused the first call's size until set-dict-operand-guard guarded ``d``'s keys)."""
     assert_right_break_or_native(NAME, fn, _make)
