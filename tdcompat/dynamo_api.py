@@ -508,14 +508,19 @@ def is_plain_dict(vt) -> bool:
     return type(vt) is ConstDictVariable and getattr(vt, "user_cls", None) is dict
 
 
+def guard_dict_keys(vt) -> None:
+    """Guard the keys of the dict tracker ``vt`` where Dynamo guards them lazily (2.7+; 2.5-2.6 guard them when
+    they wrap it; a tracker without the method is left alone): for a result computed from its keys."""
+    guard = getattr(vt, "install_dict_keys_match_guard", None)
+    if guard is not None:
+        guard()
+
+
 def merged_items(a, b) -> dict:
     """The item map of ``a | b`` for two dict trackers (``a``'s keys first, ``b``'s values win), with both
-    key sets guarded where Dynamo guards a dict's keys lazily (2.7+; 2.5-2.6 guard them when they wrap it):
-    the result's keys are computed from them."""
+    key sets guarded (:func:`guard_dict_keys`): the result's keys are computed from them."""
     for operand in (a, b):
-        guard = getattr(operand, "install_dict_keys_match_guard", None)
-        if guard is not None:
-            guard()
+        guard_dict_keys(operand)
     items = dict(a.items)
     items.update(b.items)
     return items

@@ -26,7 +26,7 @@ installs for ``list(d)`` and ``for k in d`` of the same dict.
 
 from __future__ import annotations
 
-from ..dynamo_api import bind_args, user_dict_storage
+from ..dynamo_api import bind_args, guard_dict_keys, user_dict_storage
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
 
@@ -40,9 +40,7 @@ def _guard_dict_operands(operands) -> None:
         storage = user_dict_storage(vt)  # 2.13+ track an OrderedDict/defaultdict input as a user dict over one
         vt = storage if storage is not None else vt
         if isinstance(vt, ConstDictVariable):
-            guard = getattr(vt, "install_dict_keys_match_guard", None)
-            if guard is not None:
-                guard()
+            guard_dict_keys(vt)
 
 
 @fail_safe(NAME)

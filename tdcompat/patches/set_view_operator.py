@@ -65,6 +65,7 @@ from ..dynamo_api import (
     current_binary_operator,
     dict_class,
     graph_break,
+    guard_dict_keys,
     is_plain_dict,
     or_through_number_slots,
     realize,
@@ -118,16 +119,9 @@ def _constant(vt):
     return value if hashes_by_value(value) else _NOT_PURE
 
 
-def _guard_keys(dict_vt) -> None:
-    """Guard the keys of the dict the result is computed from (Dynamo guards an input dict's keys lazily)."""
-    guard = getattr(dict_vt, "install_dict_keys_match_guard", None)
-    if guard is not None:
-        guard()
-
-
 def _view_value(view):
     """A real ``dict_keys``/``dict_items`` equal to the traced view, or ``_NOT_PURE``."""
-    _guard_keys(view.dv_dict)
+    guard_dict_keys(view.dv_dict)
     copy = {}
     for key, value_vt in view.dv_dict.items.items():
         key_value = _constant(key.vt)
@@ -260,7 +254,7 @@ _keys_call_method_gate = routed_gate(_keys_operator, method_name_gate, frozenset
 def _plain_dict_keys(vt):
     """A real dict with the keys of the plain-dict tracker ``vt`` (the values never reach the result of
     ``d | view``: CPython builds ``set(d)``), or ``_NOT_PURE``."""
-    _guard_keys(vt)
+    guard_dict_keys(vt)
     keys = [_constant(key.vt) for key in vt.items]
     return _NOT_PURE if any(key is _NOT_PURE for key in keys) else dict.fromkeys(keys)
 
