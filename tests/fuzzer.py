@@ -670,6 +670,35 @@ def gkeys_state(n):
     GKEYS.update({"a": 1, f"k{n}": n, **({"c": 3} if n % 2 else {})})
 
 
+def items_views(d):
+    """``d.items()`` as a live view (dict-items-view, 2.5-2.7: a tuple snapshot): read after the dict changes,
+    its type, ``in`` (pairs of constants, a non-pair), rebuilt by ``dict``/``OrderedDict``/``update``, an empty
+    view's truth, a view of a dict made in the frame returned. ``d`` itself changes (``GKEYS``, reset per call)."""
+    v = d.items()
+    e = {"a": 1, "q": 2}
+    w = e.items()
+    e["n"] = len(v)
+    del e["q"]
+    f = {"z": 0}
+    f.update(w)
+    d["w"] = 0
+    return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
+            collections.OrderedDict(w), f, 1 if {}.items() else 0, w)
+
+
+def stored_views(o, d):
+    """Views of a dict passed in stored on an object passed in, then the dict gains a key and changes a value:
+    after the call they show the whole dict (dict-view-reconstruct, 2.6-2.12: only the changed items)."""
+    try:
+        o.vk = d.keys()
+        o.vv = d.values()
+    except (AttributeError, TypeError) as error:
+        return type(error).__name__
+    d["s"] = 1
+    d["a"] = 2
+    return len(o.vk)
+
+
 def key_sets(d):
     """Sets built from a dict's keys without iterating it in Dynamo (2.14+'s do-not-rehash path) and by
     iterating it: ``set``, ``frozenset``, ``{*d}``, ``update``, ``issuperset``, a keys view minus the dict."""
@@ -735,7 +764,8 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "factory_reads", "counted", "od_class_calls",
+           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "items_views",
+           "stored_views", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
 
@@ -1753,7 +1783,8 @@ MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, MD_GET, MD_HAS, MD_GETD, MD_CALL, MD_
     "mod_hasattr", "mod_getattr_default", "mod_call_sub", "mod_type", "mod_names", "mod_hash")
 TRUTH, TRUTH_MUT = "truth_test", "truth_change"
 #: Truth tests of a container subclass ({o}); each a conditional jump Dynamo traces (or a builtin it may refuse).
-TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else 3))",
+TRUTH_FORMS = ("_e = {{}} if {o} else {{'k': 1}}\nout.append((1 if {o} else 0, 1 if _e.items() else 0))",
+               "out.append(x + (2 if not {o} else 3))",
                "out.append(type({o} or 'empty').__name__)", "out.append(type({o} and 'full').__name__)",
                "_c = 0\nwhile {o} and _c < 2:\n    _c += 1\nout.append(_c)",
                "if {o}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
@@ -1762,7 +1793,8 @@ TRUTH_FORMS = ("out.append(1 if {o} else 0)", "out.append(x + (2 if not {o} else
                "_dd['b'].append(1)\nout.append(collections.OrderedDict(_dd))\nout.append(_dd.copy())",
                "out.append([1 for _ in range(2) if {o}])\n_de = collections.defaultdict()\ntry:\n"
                "    _de[1] += 1\nexcept KeyError:\n    _de[1] = 2\nout.append(dict(_de))")
-#: (the last two also build a defaultdict in the frame: keywords, no factory; defaultdict-construction, 2.8-2.9;
+#: (the first also jumps on a dict view of the other truth: object-truth-jump, 2.13-2.15; the last two also build a
+#: defaultdict in the frame: keywords, no factory; defaultdict-construction, 2.8-2.9;
 #: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6; its copy() is returned:
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
@@ -1990,17 +2022,19 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # a TypeError in the trace for them (native, open: docs in the session notes)
             "set_view_ops(set({o}.__dict__), {{'k': {o}, 'a': 1}}.keys())",
             "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys())",
-            "(set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
+            "(items_views(GKEYS), set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
             "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()), key_sets(GKEYS))",
             "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",
             "(set_view_ops(set(vars({o})), {{type({o}): 1, 'a': 1}}.keys()), "
             "set_view_ops({{('a', 1), 'z'}}, dict.fromkeys(vars({o}), 1).items()), "
             "view_operands(dict(vars({o})), {{'k': 1, 'a': 1}}.items()))",
+            # (first in the tuple: d.items() as a live view, dict-items-view, 2.5-2.7, before the set operators
+            # that break there)
             # ... paired with a dict view on the right of a set's items (2.8: a crash), of a plain dict and of a
             # keys view (2.8 crashes on `d | view`, 2.9-2.12 raise TypeError; 2.9-2.11 crash on keys with items),
             # and explicit dunder calls (set-view-operator, 2.8-2.12). Paired, not new entries: the list's length
             # decides the seed-0 programs CI replays (tests/fuzz_known.json)
-            "(set_view_ops(set({o}.__dict__), {o}.__dict__.keys()), "
+            "(stored_views({o}, GKEYS), set_view_ops(set({o}.__dict__), {o}.__dict__.keys()), "
             "view_operands(dict({o}.__dict__), {{'a': 1, 'q': 2}}.items()), key_sets(GKEYS))",
             # in-place operators on a set (updated in place) and a frozenset (rebound), through another name:
             # constants, equal items of other types (set-inplace-operator, 2.5-2.8; a set of objects iterates in

@@ -1629,3 +1629,86 @@ CASES.add(
          doc="`s.union(d)`, `s.symmetric_difference(d)` of a dict input of constants keep the first call's keys "
              "when a later call's dict has others (2.9-2.15: folded over a copy, no keys guard)"),
 )
+
+
+# -- dict-items-view: d.items() is a live view, not a tuple snapshot ------------------------------------------
+
+
+def dict_items_view(x, d):
+    """``d.items()`` read after the dict changed, its type, and returned: a live view of ``d`` (a view of a dict
+    made in the frame, returned with it, shows that dict's later items too)."""
+    v = d.items()
+    del d["a"]
+    d["w"] = x * 2
+    e = {"p": 1}
+    w = e.items()
+    e["q"] = 2
+    return x + len(v), list(v), type(v).__name__, isinstance(v, tuple), w
+
+
+CASES.add(
+    Case("dict_items_view", ("dict-items-view",), dict_items_view, _set_view_operator_inputs,
+         vary=_set_view_operator_vary,
+         unpatched=(Expect("<2.8", WRONG_RESULT),),
+         doc="`v = d.items(); del d['a']; list(v)` still lists `a`, `type(v)` is `tuple`, a returned view is a "
+             "tuple (2.5-2.7: a tuple snapshot of the items)"),
+)
+
+
+# -- object-truth-jump: if d.keys(): on an empty dict -----------------------------------------------------------
+
+
+def dict_view_truth_jump(x, d):
+    """``if d.keys():`` / ``d.values() or ...`` / ``if e.items():`` of a dict passed in that is empty on the
+    first call (and not on the second) and of one made in the frame: the branch of the view's truth."""
+    e = {}
+    r = x + (1 if d.keys() else 0) + (2 if e.items() else 0)
+    return r, d.values() or "empty"
+
+
+def _empty_dict_inputs():
+    return torch.randn(3), {}
+
+
+def _fill_dict(args):
+    args[0].add_(1)
+    args[1]["q"] = 3
+
+
+CASES.add(
+    Case("dict_view_truth_jump", ("object-truth-jump",), dict_view_truth_jump, _empty_dict_inputs,
+         vary=_fill_dict,
+         unpatched=(Expect(">=2.13", WRONG_RESULT),),
+         doc="`if d.keys():`, `d.values() or x`, `if e.items():` take the true branch for an empty dict "
+             "(2.13-2.15: the conditional jump tests the truth tracker, not its value)"),
+)
+
+
+# -- dict-view-reconstruct: a view of a dict passed in, stored while the frame changes the dict ------------------
+
+
+def dict_view_reconstruct(x, d, o):
+    """``o.k = d.keys()`` and ``o.v = d.values()`` stored, then ``d`` gains a key and a value changes: after the
+    call the stored views show ``d`` (all of it), not only what the frame changed."""
+    o.k = d.keys()
+    o.v = d.values()
+    d["s"] = 1
+    d["a"] = 5
+    return x + len(d)
+
+
+class ViewHolder:
+    """An object the case stores views on."""
+
+
+def _view_store_inputs():
+    return torch.randn(3), {"a": 1, "k": 2}, ViewHolder()
+
+
+CASES.add(
+    Case("dict_view_reconstruct", ("dict-view-reconstruct",), dict_view_reconstruct, _view_store_inputs,
+         vary=_set_view_operator_vary,
+         unpatched=(Expect(">=2.6,<2.13", WRONG_RESULT),),
+         doc="`o.k = d.keys()` of a dict passed in that the frame then changes: after the call `o.k` shows only "
+             "the changed items (2.6-2.12: rebuilt over Dynamo's temporary dict of the changes)"),
+)

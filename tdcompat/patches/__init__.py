@@ -93,6 +93,9 @@ _PATCH_MODULES = (
     "dict_subclass_fromkeys",
     "ordered_dict_move_to_end",
     "set_dict_operand_guard",
+    "dict_items_view",
+    "object_truth_jump",
+    "dict_view_reconstruct",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
