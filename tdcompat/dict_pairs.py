@@ -35,13 +35,18 @@ def pair(item) -> Optional[Tuple[object, object]]:
     return item.items[0], item.items[1]
 
 
+#: The class names of a dict's items view tracker: Dynamo's (2.8+) and dict-items-view's (2.5-2.7).
+_ITEMS_VIEWS = frozenset({"DictItemsVariable", "DictItemsViewVariable"})
+
+
 def known_pairs(tx, other) -> Optional[List[Tuple[object, object]]]:
     """The pairs of an exact list or tuple of exact 2-tuples/2-lists, or of a dict's items view (2.8+:
-    ``DictItemsVariable``; 2.5-2.7 make ``d.items()`` a tuple of tuples), else None. Nothing runs between
-    two items of these, so storing after reading them all is CPython's order too."""
+    ``DictItemsVariable``; 2.5-2.7: ``dict-items-view``'s ``DictItemsViewVariable``, a tuple of tuples without
+    it), else None. Nothing runs between two items of these, so storing after reading them all is CPython's
+    order too."""
     from torch._dynamo.variables import ListVariable, TupleVariable
 
-    if type(other) in (ListVariable, TupleVariable) or type(other).__name__ == "DictItemsVariable":
+    if type(other) in (ListVariable, TupleVariable) or type(other).__name__ in _ITEMS_VIEWS:
         pairs = [pair(item) for item in other.unpack_var_sequence(tx)]
         if all(p is not None for p in pairs):
             return pairs  # type: ignore[return-value]
