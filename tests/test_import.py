@@ -243,7 +243,8 @@ def test_two_threads_compile_right_after_first_dynamo_import():
 
 def test_unpatch_restores_dynamos_dispatch_tables():
     """A wrapped bytecode handler is also swapped in the ``dispatch_table`` list every translator class
-    caches (``builtin-subclass-truth``'s conditional jumps, ``dict-truth-guard``'s on 2.13-2.14): after
+    caches (``builtin-subclass-truth``'s conditional jumps, ``dict-truth-guard``'s on 2.13-2.14,
+    ``object-truth-jump``'s on 2.13+): after
     ``unpatch()`` every table holds the very functions it held before tdcompat, and ``patch()`` puts the
     wrappers back."""
     proc = run_python("""
@@ -269,7 +270,7 @@ def test_unpatch_restores_dynamos_dispatch_tables():
         tdcompat.unpatch()
         reverted = snap()
         from tdcompat.dynamo_api import torch_release
-        jumps = "builtin-subclass-truth" in applied or (
+        jumps = "builtin-subclass-truth" in applied or "object-truth-jump" in applied or (
             "dict-truth-guard" in applied and (2, 13) <= torch_release() < (2, 15))  # its jump gates: 2.13-2.14
         print(json.dumps([jumps, before != patched, before == reverted]))
     """)
