@@ -526,6 +526,20 @@ def merged_items(a, b) -> dict:
     return items
 
 
+def rebuild_dict_view(codegen, dict_vt, kind: str) -> bool:
+    """Emit ``<the dict's source>.<kind>()`` (``keys``/``values``/``items``) for a view of a dict tracker that has a
+    source: a view of the object itself, which the side effects update in place. False (nothing emitted) for a
+    dict without a source. Not ``codegen(dict_vt)``: 2.6-2.12 may serve that from the temporary dict they build to
+    replay the dict's changes (dict-items-view, dict-view-reconstruct)."""
+    source = getattr(dict_vt, "source", None)
+    if source is None:
+        return False
+    codegen(source)
+    codegen.load_method(kind)
+    codegen.call_method(0)
+    return True
+
+
 def bind_args(args, kwargs, names):
     """The arguments of a wrapped method, positional or by keyword, in the order of
     ``names``; None when the call does not fit (the handler then defers)."""

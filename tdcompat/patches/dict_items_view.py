@@ -35,7 +35,7 @@ from __future__ import annotations
 import collections
 from typing import NoReturn
 
-from ..dynamo_api import bind_args, graph_break, realize
+from ..dynamo_api import bind_args, graph_break, realize, rebuild_dict_view
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
@@ -89,12 +89,10 @@ def _view_class():
             return False
 
         def reconstruct(self, codegen):
-            # A dict passed in by its source: the object itself. Not ``codegen(dv_dict)``, which 2.7 may serve
-            # from the temporary dict it builds to replay the dict's changes (only the changed items).
-            source = getattr(self.dv_dict, "source", None)
-            codegen(source if source is not None else self.dv_dict)
-            codegen.load_method("items")
-            codegen.call_method(0)
+            if not rebuild_dict_view(codegen, self.dv_dict, "items"):  # a dict made in the frame: rebuilt here
+                codegen(self.dv_dict)
+                codegen.load_method("items")
+                codegen.call_method(0)
 
         def call_method(self, tx, name, args, kwargs):
             if name == "__len__" and not args and not kwargs:
@@ -182,12 +180,10 @@ def _items(wrapped, instance, args, kwargs):
 
 
 def _as_pairs(vt):
-    """A view argument as the tuple of pairs Dynamo 2.5-2.6's consumers take: the items as they are now."""
+    """A view as the tuple of pairs Dynamo 2.5-2.6's consumers take: the items as they are now."""
     from torch._dynamo.variables.lists import TupleVariable
 
-    if _VIEW and type(vt) is _VIEW[0]:
-        return TupleVariable(vt.pairs())
-    return vt
+    return TupleVariable(vt.pairs())
 
 
 def _update(wrapped, instance, args, kwargs):

@@ -22,6 +22,7 @@ frame's end) is Dynamo's.
 
 from __future__ import annotations
 
+from ..dynamo_api import rebuild_dict_view
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe
 
@@ -41,14 +42,10 @@ def _reconstruct(wrapped, instance, args, kwargs):
     from that source."""
     if len(args) != 1 or kwargs or type(instance) not in _view_kinds():
         return DEFER
-    source = getattr(getattr(instance, "dv_dict", None), "source", None)
     kind = getattr(instance, "kv", None)
-    if source is None or kind not in ("keys", "values", "items"):
+    if kind not in ("keys", "values", "items") or not rebuild_dict_view(args[0], getattr(instance, "dv_dict", None),
+                                                                        kind):
         return DEFER
-    codegen = args[0]
-    codegen(source)
-    codegen.load_method(kind)
-    codegen.call_method(0)
     return None
 
 
