@@ -686,6 +686,21 @@ def items_views(d):
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w)
 
 
+def view_compares(d, s):
+    """A dict's keys and items views compared with a set, a frozenset and each other, on either side of ``==`` and
+    ``!=``, and ``<=``/``<`` with the items view on the left (dict-view-compare, 2.8-2.11: an items view is never
+    equal to a set, ``s == d.keys()`` is False on 2.9-2.11), or the error's text. ``>=``/``>`` with the view on
+    the left are not generated: Dynamo's polyfill asks the set's ``<`` and raises a TypeError (native, open)."""
+    k, i = d.keys(), d.items()
+    out = [(a == b, a != b) for a, b in ((i, s), (s, i), (k, set(d)), (set(d), k), (frozenset(i), i), (i, k),
+                                        (k, i), (i, d.items()))]
+    try:
+        out.append((i <= s, i < s | {("z", 0)}, i <= set(i)))
+    except TypeError as error:
+        out.append(str(error))
+    return out
+
+
 def stored_views(o, d):
     """Views of a dict passed in stored on an object passed in, then the dict gains a key and changes a value:
     after the call they show the whole dict (dict-view-reconstruct, 2.6-2.12: only the changed items)."""
@@ -765,7 +780,7 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "items_views",
-           "stored_views", "factory_reads", "counted", "od_class_calls",
+           "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
 
@@ -2021,7 +2036,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # graph break in place). Items views with objects among the values are not generated: 2.5-2.8 raise
             # a TypeError in the trace for them (native, open: docs in the session notes)
             "set_view_ops(set({o}.__dict__), {{'k': {o}, 'a': 1}}.keys())",
-            "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys())",
+            # (first in the tuple: views compared with sets and each other, dict-view-compare, 2.8-2.11; keys
+            # that change between calls)
+            "(view_compares(dict.fromkeys(GKEYS, 1), {{(k, 1) for k in vars({o})}} | {{('a', 1)}}), "
+            "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys()))",
             "(items_views(GKEYS), set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
             "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()), key_sets(GKEYS))",
             "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",

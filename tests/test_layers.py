@@ -60,10 +60,10 @@ def test_instance_dict_model_sits_on_shims_and_handler_protocol():
 
 
 def test_shared_models_sit_on_shims_and_handler_protocol():
-    """The models patches share (``sequence_identity``, ``dict_pairs``) use the shims only, like the instance-dict
-    model."""
-    for model in ("tdcompat.sequence_identity", "tdcompat.dict_pairs"):
-        assert _imports()[model] <= {"tdcompat.dynamo_api", "tdcompat.wrappers"}, model
+    """The models patches share (``sequence_identity``, ``dict_pairs``, ``view_values``) use the shims (and the
+    plain-Python ``pure_values``) only, like the instance-dict model."""
+    for model in ("tdcompat.sequence_identity", "tdcompat.dict_pairs", "tdcompat.view_values"):
+        assert _imports()[model] <= {"tdcompat.dynamo_api", "tdcompat.wrappers", "tdcompat.pure_values"}, model
 
 
 def test_pure_values_import_nothing():

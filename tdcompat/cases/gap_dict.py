@@ -1712,3 +1712,22 @@ CASES.add(
          doc="`o.k = d.keys()` of a dict passed in that the frame then changes: after the call `o.k` shows only "
              "the changed items (2.6-2.12: rebuilt over Dynamo's temporary dict of the changes)"),
 )
+
+
+# -- dict-view-compare: an items (or keys) view compared with a set ---------------------------------------------
+
+
+def dict_view_compare(x, d):
+    """``d.items() == s`` and ``s != d.items()`` (a set of pairs), ``s == d.keys()``: compared as sets, equal on
+    the first call and not after ``d`` gains a key."""
+    pairs = {("a", 1), ("k", 2)}
+    return x + len(d), d.items() == pairs, pairs != d.items(), {"a", "k"} == d.keys(), d.items() == frozenset(pairs)
+
+
+CASES.add(
+    Case("dict_view_compare", ("dict-view-compare",), dict_view_compare, _set_view_operator_inputs,
+         vary=_set_view_operator_vary, torch=">=2.8",
+         unpatched=(Expect(">=2.8,<2.12", WRONG_RESULT),),
+         doc="`d.items() == {('a', 1), ('k', 2)}` is False for `d = {'a': 1, 'k': 2}` (2.8-2.11: an items view is "
+             "never equal to a set), `{'a', 'k'} == d.keys()` False (2.9-2.11)"),
+)

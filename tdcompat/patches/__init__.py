@@ -96,6 +96,7 @@ _PATCH_MODULES = (
     "dict_items_view",
     "object_truth_jump",
     "dict_view_reconstruct",
+    "dict_view_compare",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

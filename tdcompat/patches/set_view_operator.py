@@ -70,8 +70,8 @@ from ..dynamo_api import (
     or_through_number_slots,
     realize,
 )
-from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
+from ..view_values import NOT_PURE, constant, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "set-view-operator"
@@ -98,9 +98,6 @@ def _from_operator(tx, name: str) -> bool:
     return symbol in (_SYMBOLS[name], _SYMBOLS[name] + "=") if name in _BINARY else symbol == _SYMBOLS[name]
 
 
-_NOT_PURE = object()
-
-
 @functools.lru_cache(maxsize=None)
 def _binary_takes_views() -> bool:
     """Do ``SetVariable``'s binary operators take a dict view (2.12: #178613, which also moved the class to
@@ -108,28 +105,6 @@ def _binary_takes_views() -> bool:
     from torch._dynamo.variables import SetVariable
 
     return SetVariable.__module__ == "torch._dynamo.variables.sets"
-
-
-def _constant(vt):
-    """The value of a tracker that is a constant by value, else ``_NOT_PURE``."""
-    vt = realize(vt)
-    if not vt.is_python_constant():
-        return _NOT_PURE
-    value = vt.as_python_constant()
-    return value if hashes_by_value(value) else _NOT_PURE
-
-
-def _view_value(view):
-    """A real ``dict_keys``/``dict_items`` equal to the traced view, or ``_NOT_PURE``."""
-    guard_dict_keys(view.dv_dict)
-    copy = {}
-    for key, value_vt in view.dv_dict.items.items():
-        key_value = _constant(key.vt)
-        value = _constant(value_vt) if view.kv == "items" else None
-        if key_value is _NOT_PURE or value is _NOT_PURE:
-            return _NOT_PURE
-        copy[key_value] = value
-    return copy.items() if view.kv == "items" else copy.keys()
 
 
 @fail_safe(NAME)
@@ -154,9 +129,9 @@ def _set_operator(wrapped, instance, args, kwargs):
         graph_break("set-view-operator", f"{type(instance).__name__}.{name}({type(view).__name__}) called",
                     "an explicit set dunder call with a dict view (NotImplemented in CPython) or operator.or_ & "
                     "co. (the view's reflected operator), which this method cannot tell apart (tdcompat)")
-    left = [_constant(item.vt) for item in instance.set_items]
-    right = _NOT_PURE if any(value is _NOT_PURE for value in left) else _view_value(view)
-    if right is _NOT_PURE:
+    left = [constant(item.vt) for item in instance.set_items]
+    right = NOT_PURE if any(value is NOT_PURE for value in left) else view_value(view)
+    if right is NOT_PURE:
         if name in _BINARY and type(instance) is SetVariable and _binary_takes_views():
             return DEFER  # 2.12's set.union & co. with a view: a new set, as CPython
         graph_break("set-view-operator", f"{type(instance).__name__}.{name}({type(view).__name__})",
@@ -194,8 +169,8 @@ def _is_view(vt, kinds=("keys", "items")) -> bool:
 def _by_value(tx, op, left, view, what: str):
     """``op(left, view)`` computed by CPython on equal copies, as a new sourceless tracker; a graph break where
     an element is not a constant by value."""
-    right = _NOT_PURE if left is _NOT_PURE else _view_value(view)
-    if right is _NOT_PURE:
+    right = NOT_PURE if left is NOT_PURE else view_value(view)
+    if right is NOT_PURE:
         graph_break("set-view-operator", what,
                     "a dict view operand whose elements (or the other operand's) are not all constants: CPython "
                     "runs the view's set operator, which Dynamo does not model here (tdcompat)")
@@ -204,19 +179,19 @@ def _by_value(tx, op, left, view, what: str):
 
 
 def _keys_operand(vt):
-    """A real operand equal to ``vt`` for a keys view's operator, ``_NOT_PURE`` (not computable by value), or None
+    """A real operand equal to ``vt`` for a keys view's operator, ``NOT_PURE`` (not computable by value), or None
     where Dynamo's own ``set_items`` operator is right (a set, a keys view; an items view from 2.12)."""
     from torch._dynamo.variables import ConstDictVariable, DefaultDictVariable, ListVariable, TupleVariable
 
     if _is_view(vt, ("items",)):
-        return _view_value(vt) if _items_view_lacks_set_items() else None
+        return view_value(vt) if _items_view_lacks_set_items() else None
     if is_plain_dict(vt) or (type(vt) in (ConstDictVariable, DefaultDictVariable)
                              and dict_class(vt) in (collections.OrderedDict, collections.defaultdict)):
         return _plain_dict_keys(vt)  # iterating one runs no user code: its keys
     if type(vt) in (ListVariable, TupleVariable):
-        items = [_constant(item) for item in vt.items]
-        if any(item is _NOT_PURE for item in items):
-            return _NOT_PURE
+        items = [constant(item) for item in vt.items]
+        if any(item is NOT_PURE for item in items):
+            return NOT_PURE
         return list(items) if type(vt) is ListVariable else tuple(items)
     return None
 
@@ -239,8 +214,8 @@ def _keys_operator(wrapped, instance, args, kwargs):
     right = _keys_operand(operand)
     if right is None:
         return DEFER  # a set or a keys view: Dynamo's set_items operators, right
-    left = _NOT_PURE if right is _NOT_PURE else _view_value(instance)
-    if left is _NOT_PURE:
+    left = NOT_PURE if right is NOT_PURE else view_value(instance)
+    if left is NOT_PURE:
         graph_break("set-view-operator", f"dict_keys.{name}({type(operand).__name__})",
                     "a keys view with an operand whose elements are not all constants: CPython runs the view's "
                     "set operator, which Dynamo's own method cannot here (tdcompat)")
@@ -253,10 +228,10 @@ _keys_call_method_gate = routed_gate(_keys_operator, method_name_gate, frozenset
 
 def _plain_dict_keys(vt):
     """A real dict with the keys of the plain-dict tracker ``vt`` (the values never reach the result of
-    ``d | view``: CPython builds ``set(d)``), or ``_NOT_PURE``."""
+    ``d | view``: CPython builds ``set(d)``), or ``NOT_PURE``."""
     guard_dict_keys(vt)
-    keys = [_constant(key.vt) for key in vt.items]
-    return _NOT_PURE if any(key is _NOT_PURE for key in keys) else dict.fromkeys(keys)
+    keys = [constant(key.vt) for key in vt.items]
+    return NOT_PURE if any(key is NOT_PURE for key in keys) else dict.fromkeys(keys)
 
 
 @fail_safe(NAME)
@@ -272,7 +247,7 @@ def _view_or(wrapped, instance, args, kwargs):
         return DEFER
     a = realize(a)
     if _is_view(a, ("keys",)) and _is_view(b, ("items",)) and _items_view_lacks_set_items():
-        return _by_value(tx, operator.or_, _view_value(a), b, "dict_keys | dict_items")
+        return _by_value(tx, operator.or_, view_value(a), b, "dict_keys | dict_items")
     if not is_plain_dict(a):
         return DEFER
     if current_binary_operator(tx) != "|":
