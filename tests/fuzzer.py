@@ -673,7 +673,8 @@ def gkeys_state(n):
 def items_views(d):
     """``d.items()`` as a live view (dict-items-view, 2.5-2.7: a tuple snapshot): read after the dict changes,
     its type, ``in`` (pairs of constants, a non-pair), rebuilt by ``dict``/``OrderedDict``/``update``, an empty
-    view's truth, a view of a dict made in the frame returned. ``d`` itself changes (``GKEYS``, reset per call)."""
+    view's truth, a view of a dict made in the frame returned; the types of an ``OrderedDict``'s views
+    (ordered-dict-view-type: ``odict_keys`` & co.). ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
     e = {"a": 1, "q": 2}
     w = e.items()
@@ -682,8 +683,10 @@ def items_views(d):
     f = {"z": 0}
     f.update(w)
     d["w"] = 0
+    od = collections.OrderedDict(d)
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
-            collections.OrderedDict(w), f, 1 if {}.items() else 0, w)
+            collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
+            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())])
 
 
 def view_compares(d, s):
@@ -1798,7 +1801,10 @@ MD_DEL, MD_SUB, MD_SETP, MD_REGP, MD_REGB, MD_GET, MD_HAS, MD_GETD, MD_CALL, MD_
     "mod_hasattr", "mod_getattr_default", "mod_call_sub", "mod_type", "mod_names", "mod_hash")
 TRUTH, TRUTH_MUT = "truth_test", "truth_change"
 #: Truth tests of a container subclass ({o}); each a conditional jump Dynamo traces (or a builtin it may refuse).
-TRUTH_FORMS = ("_e = {{}} if {o} else {{'k': 1}}\nout.append((1 if {o} else 0, 1 if _e.items() else 0))",
+#: The first also jumps on a view of a dict made in the frame (object-truth-jump, 2.13+) and reads the type of an
+#: ``OrderedDict``'s view (ordered-dict-view-type).
+TRUTH_FORMS = ("_e = {{}} if {o} else {{'k': 1}}\nout.append((1 if {o} else 0, 1 if _e.items() else 0, "
+               "type(collections.OrderedDict(_e).values()).__name__))",
                "out.append(x + (2 if not {o} else 3))",
                "out.append(type({o} or 'empty').__name__)", "out.append(type({o} and 'full').__name__)",
                "_c = 0\nwhile {o} and _c < 2:\n    _c += 1\nout.append(_c)",

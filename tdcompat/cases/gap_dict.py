@@ -1731,3 +1731,27 @@ CASES.add(
          doc="`d.items() == {('a', 1), ('k', 2)}` is False for `d = {'a': 1, 'k': 2}` (2.8-2.11: an items view is "
              "never equal to a set), `{'a', 'k'} == d.keys()` False (2.9-2.11)"),
 )
+
+
+# -- ordered-dict-view-type: type(od.keys()) is odict_keys ---------------------------------------------------------
+
+
+def ordered_dict_view_type(x, od):
+    """``type(od.keys())`` and ``type(od.values())`` of an ``OrderedDict`` passed in, by name and by
+    ``isinstance`` with the odict view types, as code that dispatches on a view's type reads them."""
+    k, v = od.keys(), od.values()
+    odict_keys = type(collections.OrderedDict().keys())
+    return x + len(od), type(k).__name__, type(v).__name__, isinstance(k, odict_keys)
+
+
+def _ordered_view_inputs():
+    return torch.randn(3), collections.OrderedDict([("a", 1), ("k", 2)])
+
+
+CASES.add(
+    Case("ordered_dict_view_type", ("ordered-dict-view-type",), ordered_dict_view_type, _ordered_view_inputs,
+         vary=_set_view_operator_vary,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`type(od.keys())` of an `OrderedDict` is `dict_keys`, not `odict_keys` (every release: the view "
+             "trackers report the plain dict's view types)"),
+)

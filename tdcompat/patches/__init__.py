@@ -97,6 +97,7 @@ _PATCH_MODULES = (
     "object_truth_jump",
     "dict_view_reconstruct",
     "dict_view_compare",
+    "ordered_dict_view_type",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
