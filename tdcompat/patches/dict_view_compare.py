@@ -26,8 +26,10 @@ answer is a constant computed from values Dynamo guards (the dict's keys are gua
 views under ``==``/``!=`` are left to Dynamo (dict equality on 2.10-2.11, a graph break on 2.8-2.9); where the
 sizes alone decide (``dictview_richcompare`` compares them before any element: a view and a set of other sizes
 are unequal) that answer, from the view's guarded keys and the size of an operand view or of a set made in the
-frame; everything else graph-breaks. Another set-like operand (a user ``set`` subclass, whose ``__contains__``
-CPython calls) graph-breaks; any other operand (a list, a dict: ``NotImplemented`` both ways, unequal in CPython
+frame; everything else graph-breaks. A user ``set`` subclass that keeps the builtin's ``__len__`` and
+``__contains__`` (read statically: the two slots CPython calls on the operand) is computed as a set of the
+elements Dynamo holds for it (2.9+'s ``UserDefinedSetVariable._set_vt``); another set-like operand (one that
+overrides them) graph-breaks; any other operand (a list, a dict: ``NotImplemented`` both ways, unequal in CPython
 too) defers.
 Left alone: ``s >= d.items()`` with the set on the left (Dynamo's ``cmp_ge`` polyfill raises ``TypeError``
 without trying the reflected operator; a graph break under ``fullgraph``).
@@ -38,7 +40,7 @@ from __future__ import annotations
 import operator
 from typing import Tuple
 
-from ..dynamo_api import bind_args, build_sourceless, graph_break, guard_dict_keys, realize
+from ..dynamo_api import bind_args, build_sourceless, graph_break, guard_dict_keys, realize, static_lookup
 from ..spec import Patch, Target
 from ..view_values import NOT_PURE, set_value, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
@@ -66,6 +68,10 @@ def _operand(other):
     kind = type(other)
     if kind in (SetVariable, FrozensetVariable, DictKeySetVariable):
         return set_value(other)
+    if kind.__name__ == "UserDefinedSetVariable" and _plain_set_protocol(other):
+        inner = getattr(other, "_set_vt", None)  # 2.9+: the set the user object holds, as the frame sees it
+        if type(inner) in (SetVariable, FrozensetVariable):
+            return set_value(inner)
     if kind in (DictKeysVariable, DictItemsVariable):
         value = view_value(other)
         return NOT_PURE if value is NOT_PURE else set(value)
@@ -89,6 +95,20 @@ def _decided_by_size(name, instance, other):
     guard_dict_keys(instance.dv_dict)
     permits = operator.eq if name in ("__eq__", "__ne__") else _COMPARISONS[name]
     return None if permits(len(instance.dv_dict.items), size) else name == "__ne__"
+
+
+def _plain_set_protocol(other) -> bool:
+    """Does the user ``set``/``frozenset`` subclass keep the builtin's ``__len__`` and ``__contains__`` (read
+    statically), the two slots ``dictview_richcompare`` calls on its operand?"""
+    try:
+        cls = other.python_type()
+    except Exception:  # noqa: BLE001 - a tracker that cannot say: not accepted
+        return False
+    if not isinstance(cls, type):
+        return False
+    base = frozenset if issubclass(cls, frozenset) else set
+    return issubclass(cls, base) and all(static_lookup(cls, name) is static_lookup(base, name)
+                                         for name in ("__len__", "__contains__"))
 
 
 def _set_like(other) -> bool:
