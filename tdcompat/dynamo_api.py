@@ -362,6 +362,27 @@ def current_binary_operator(tx) -> Optional[str]:
     return {"BINARY_OR": "|", "INPLACE_OR": "|="}.get(name or "")
 
 
+def calling_builtin(depth: int = 16):
+    """The function of the ``BuiltinVariable`` whose ``call_function`` the running Dynamo method was reached from
+    (``operator.and_`` for ``operator.and_(s, view)``), or None when the nearest ``call_function`` on the Python
+    stack is another tracker's (``GetAttrVariable``: an explicit ``s.__and__(view)``) or there is none within
+    ``depth`` frames. Reads frame locals only; the caller's rare path, not a hot one."""
+    import sys
+    import types
+
+    from torch._dynamo.variables import BuiltinVariable
+
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    for _ in range(depth):
+        frame = frame.f_back if frame is not None else None
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "call_function":
+            owner = frame.f_locals.get("self")
+            return getattr(owner, "fn", None) if type(owner) is BuiltinVariable else None
+    return None
+
+
 def inside_try(tx) -> bool:
     """Is the instruction being traced inside a ``try`` (or ``with``), in this frame or one
     it is inlined into? 3.11+ marks it with an exception-table entry, older Pythons keep a

@@ -297,3 +297,21 @@ def test_a_view_alive_at_a_graph_break_is_rebuilt_as_a_view():
     if IN_RANGE:
         with without_patch(NAME):
             assert compiled_outcome(alive_at_a_graph_break, inputs, (1, 2), fullgraph=False) == "wrong"
+
+
+def items_compared_with_sets(x, d):
+    """``d.items() == s`` / ``!=`` / ``<=`` with a set, a frozenset, a keys view and another items view, either
+    side: 2.7's ``cmp_eq`` polyfill asks the view's ``__eq__`` (2.5-2.6 graph-break: no path to the view; their
+    tuple snapshot compared unequal with every set)."""
+    pairs = {("a", 1), ("b", 2)}
+    return (x + 1, d.items() == pairs, pairs != d.items(), d.items() == frozenset(pairs),
+            d.items() <= pairs | {("z", 0)}, d.items() == {"a": 1, "b": 2}.items(), d.items() != d.keys())
+
+
+@pytest.mark.skipif(parse_torch_version(torch.__version__).base_version not in SpecifierSet(">=2.7,<2.8"),
+                    reason="2.7 only: its polyfill reaches the view")
+def test_items_view_compared_with_sets():
+    def make(n):
+        return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
+
+    assert eager_vs_compiled(items_compared_with_sets, make, (1, 2, 3)) is None

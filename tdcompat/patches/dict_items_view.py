@@ -26,18 +26,24 @@ nothing Dynamo cannot compute: ``False`` for a constant that is not a tuple or a
 for a pair with a key whose hash and ``==`` are pure functions of its value, the key's presence, then the
 stored value ``==`` the probe where both are such values. ``dict(v)``, ``OrderedDict(v)``, ``d.update(v)``
 (which take a tuple of pairs on 2.5-2.6 and not a view) get the pairs as they are at that call, which is
-what CPython's merge reads. Anything else (``==``, set operators, ``v[0]``, ``hash(v)``, a method) is a
-graph break. On 2.7, ``dict(v)``/``update`` iterate it (Dynamo's ``construct_dict`` polyfill).
+what CPython's merge reads. On 2.7, whose ``cmp_eq`` polyfill asks the view's ``__eq__`` (``__lt__``, ...), a
+comparison with a set, a frozenset, a keys view or another items view is CPython's ``dictview_richcompare`` on
+equal real copies where every element is a constant by value (:mod:`tdcompat.view_values`; upstream's
+``test_cross_type_cmp_dict_items_vs_set`` ``==``/``!=`` passed natively, the snapshot being unequal to any set).
+Anything else (``==`` on 2.5-2.6, set operators, ``v[0]``, ``hash(v)``, a method) is a graph break. On 2.7,
+``dict(v)``/``update`` iterate it (Dynamo's ``construct_dict`` polyfill).
 """
 
 from __future__ import annotations
 
 import collections
+import operator
 from typing import NoReturn
 
 from ..dynamo_api import bind_args, graph_break, realize, rebuild_dict_view
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
+from ..view_values import NOT_PURE, set_value, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-items-view"
@@ -64,6 +70,7 @@ def _view_class():
         ``DictItemsVariable``)."""
 
         _nonvar_fields = {"view_type", *VariableTracker._nonvar_fields}
+        kv = "items"  # what view_values reads, as 2.8's DictItemsVariable
 
         def __init__(self, dv_dict, view_type, **kwargs):
             super().__init__(**kwargs)
@@ -99,6 +106,10 @@ def _view_class():
                 return ConstantVariable.create(len(self.dv_dict.items))
             if name == "__contains__" and len(args) == 1 and not kwargs:
                 return ConstantVariable.create(_contains(self.dv_dict, args[0]))
+            if name in _COMPARISONS and len(args) == 1 and not kwargs:
+                answer = _compare(self, name, args[0])
+                if answer is not None:
+                    return ConstantVariable.create(answer)
             graph_break("dict items view method", f"{self.view_type.__name__}.{name}",
                         "tdcompat models a dict's items() view for iteration, len() and `in` only")
 
@@ -107,6 +118,28 @@ def _view_class():
 
     _VIEW.append(DictItemsViewVariable)
     return DictItemsViewVariable
+
+
+_COMPARISONS = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+                "__gt__": operator.gt, "__ge__": operator.ge}
+
+
+def _compare(view, name, other):
+    """CPython's ``dictview_richcompare(view, other)`` for a set, a frozenset, a keys view or another items view
+    whose elements (and the view's keys and values) are all constants by value, computed on equal real copies
+    (2.7's ``cmp_eq`` polyfill asks the view's ``__eq__``; 2.5-2.6 have no path to it); None otherwise (then a
+    graph break)."""
+    other = realize(other)
+    kind = type(other).__name__
+    if kind in ("SetVariable", "FrozensetVariable"):
+        right = set_value(other)
+    elif kind in ("DictKeysVariable", "DictKeys", "DictItemsViewVariable"):
+        right = view_value(other)
+        right = NOT_PURE if right is NOT_PURE else set(right)
+    else:
+        return None
+    left = NOT_PURE if right is NOT_PURE else view_value(view)
+    return None if left is NOT_PURE else _COMPARISONS[name](left, right)
 
 
 def _contains(dv_dict, probe) -> bool:

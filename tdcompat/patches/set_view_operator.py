@@ -62,6 +62,7 @@ import operator
 from ..dynamo_api import (
     bind_args,
     build_sourceless,
+    calling_builtin,
     current_binary_operator,
     dict_class,
     graph_break,
@@ -90,12 +91,26 @@ _SYMBOLS = {"__or__": "|", "__and__": "&", "__sub__": "-", "__xor__": "^",
             "__ior__": "|=", "__iand__": "&=", "__isub__": "-=", "__ixor__": "^="}
 
 
+#: The dunder -> the ``operator`` functions whose semantics are its operator's (``operator.and_(s, view)`` is
+#: ``s & view``, reflected operator included; ``operator.iand`` is ``&=``, which reaches ``__and__`` where
+#: ``call_iand`` is the binary handler).
+_FUNCTIONS = {
+    "__or__": (operator.or_, operator.ior), "__and__": (operator.and_, operator.iand),
+    "__sub__": (operator.sub, operator.isub), "__xor__": (operator.xor, operator.ixor),
+    "__ior__": (operator.ior,), "__iand__": (operator.iand,), "__isub__": (operator.isub,),
+    "__ixor__": (operator.ixor,),
+}
+
+
 def _from_operator(tx, name: str) -> bool:
     """Is ``name`` reached from its operator instruction (``s | view``; ``s |= view`` also as ``__or__`` where
-    ``call_ior`` is ``call_or_``, 2.8), not from an explicit ``s.__or__(view)`` (``NotImplemented`` in CPython)
-    or ``operator.or_(s, view)``, which the tracker's method cannot tell apart?"""
+    ``call_ior`` is ``call_or_``, 2.8) or from the ``operator`` function of the same semantics
+    (``operator.or_(s, view)``, found as the ``BuiltinVariable`` whose ``call_function`` led here), not from an
+    explicit ``s.__or__(view)`` (``NotImplemented`` in CPython)?"""
     symbol = current_binary_operator(tx)
-    return symbol in (_SYMBOLS[name], _SYMBOLS[name] + "=") if name in _BINARY else symbol == _SYMBOLS[name]
+    if symbol in (_SYMBOLS[name], _SYMBOLS[name] + "=") if name in _BINARY else symbol == _SYMBOLS[name]:
+        return True
+    return symbol is None and calling_builtin() in _FUNCTIONS[name]
 
 
 @functools.lru_cache(maxsize=None)
@@ -250,7 +265,7 @@ def _view_or(wrapped, instance, args, kwargs):
         return _by_value(tx, operator.or_, view_value(a), b, "dict_keys | dict_items")
     if not is_plain_dict(a):
         return DEFER
-    if current_binary_operator(tx) != "|":
+    if current_binary_operator(tx) != "|" and calling_builtin() is not operator.or_:
         graph_break("set-view-operator", f"dict.__or__({type(b).__name__}) called",
                     "an explicit dict.__or__ with a dict view (NotImplemented in CPython) or operator.or_ (the "
                     "view's reflected operator), which Dynamo sends to the same method (tdcompat)")
