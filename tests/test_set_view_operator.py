@@ -244,3 +244,20 @@ def test_calls_it_cannot_compute_break_or_match(fn):
     difference: 2.13.0 ``{"a"}.__ior__(d.items())`` is a set: it xfails, named; 2.15.0's ``d | e.items()``
     reused the first call's size until set-dict-operand-guard guarded ``d``'s keys)."""
     assert_right_break_or_native(NAME, fn, _make)
+
+
+def operator_functions(x, d):
+    """``operator.and_(s, d.keys())`` & co.: the operator's semantics (the view's reflected operator, a new set),
+    computed; only an explicit ``s.__and__(view)`` (``NotImplemented`` in CPython) breaks. Breaking these made
+    upstream's ``test_cross_type_set_binop_*`` tests fail on 2.12.1, where they pass natively."""
+    import operator
+
+    s = {"a", "z"}
+    return (x + 1, sorted(operator.and_(s, d.keys())), sorted(operator.or_(s, d.keys())),
+            sorted(operator.isub({"a", "q"}, d.keys())), sorted(map(repr, operator.xor({("a", 1)}, d.items()))),
+            sorted(s))
+
+
+@pytest.mark.skipif(RELEASE not in SpecifierSet(">=2.9,<2.13"), reason="set-view-operator answers these on 2.9-2.12")
+def test_operator_functions_are_computed():
+    assert eager_vs_compiled(operator_functions, _make, (1, 2, 3)) is None
