@@ -362,11 +362,12 @@ def current_binary_operator(tx) -> Optional[str]:
     return {"BINARY_OR": "|", "INPLACE_OR": "|="}.get(name or "")
 
 
-def calling_builtin(depth: int = 16):
+def calling_builtin(depth: int = 48):
     """The function of the ``BuiltinVariable`` whose ``call_function`` the running Dynamo method was reached from
     (``operator.and_`` for ``operator.and_(s, view)``), or None when the nearest ``call_function`` on the Python
     stack is another tracker's (``GetAttrVariable``: an explicit ``s.__and__(view)``) or there is none within
-    ``depth`` frames. Reads frame locals only; the caller's rare path, not a hot one."""
+    ``depth`` frames (other patches' wrappers of ``call_or_`` & co. sit between: 17 frames for ``operator.or_``
+    on 2.10). Reads frame locals only; the caller's rare path, not a hot one."""
     import sys
     import types
 

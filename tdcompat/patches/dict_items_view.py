@@ -37,13 +37,12 @@ Anything else (``==`` on 2.5-2.6, set operators, ``v[0]``, ``hash(v)``, a method
 from __future__ import annotations
 
 import collections
-import operator
 from typing import NoReturn
 
 from ..dynamo_api import bind_args, graph_break, realize, rebuild_dict_view
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
-from ..view_values import NOT_PURE, set_value, view_value
+from ..view_values import COMPARISONS, NOT_PURE, operand_set, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-items-view"
@@ -106,7 +105,7 @@ def _view_class():
                 return ConstantVariable.create(len(self.dv_dict.items))
             if name == "__contains__" and len(args) == 1 and not kwargs:
                 return ConstantVariable.create(_contains(self.dv_dict, args[0]))
-            if name in _COMPARISONS and len(args) == 1 and not kwargs:
+            if name in COMPARISONS and len(args) == 1 and not kwargs:
                 answer = _compare(self, name, args[0])
                 if answer is not None:
                     return ConstantVariable.create(answer)
@@ -120,26 +119,17 @@ def _view_class():
     return DictItemsViewVariable
 
 
-_COMPARISONS = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
-                "__gt__": operator.gt, "__ge__": operator.ge}
-
-
 def _compare(view, name, other):
     """CPython's ``dictview_richcompare(view, other)`` for a set, a frozenset, a keys view or another items view
     whose elements (and the view's keys and values) are all constants by value, computed on equal real copies
     (2.7's ``cmp_eq`` polyfill asks the view's ``__eq__``; 2.5-2.6 have no path to it); None otherwise (then a
     graph break)."""
-    other = realize(other)
-    kind = type(other).__name__
-    if kind in ("SetVariable", "FrozensetVariable"):
-        right = set_value(other)
-    elif kind in ("DictKeysVariable", "DictKeys", "DictItemsViewVariable"):
-        right = view_value(other)
-        right = NOT_PURE if right is NOT_PURE else set(right)
-    else:
+    right = operand_set(realize(other), ("SetVariable", "FrozensetVariable"),
+                        ("DictKeysVariable", "DictKeys", "DictItemsViewVariable"))
+    if right is None:
         return None
     left = NOT_PURE if right is NOT_PURE else view_value(view)
-    return None if left is NOT_PURE else _COMPARISONS[name](left, right)
+    return None if left is NOT_PURE else COMPARISONS[name](left, right)
 
 
 def _contains(dv_dict, probe) -> bool:

@@ -42,40 +42,25 @@ from typing import Tuple
 
 from ..dynamo_api import bind_args, build_sourceless, graph_break, guard_dict_keys, realize, static_lookup
 from ..spec import Patch, Target
-from ..view_values import NOT_PURE, set_value, view_value
+from ..view_values import COMPARISONS, NOT_PURE, operand_set, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-view-compare"
-
-_COMPARISONS = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
-                "__gt__": operator.gt, "__ge__": operator.ge}
 
 #: Set-like types CPython compares an items view with by contents (``PyAnySet_Check`` or a dict view).
 _SET_LIKE: Tuple[type, ...] = (set, frozenset, type({}.keys()), type({}.items()))
 
 
+_SETS = ("SetVariable", "FrozensetVariable")
+
+
 def _operand(other):
     """A real ``set`` equal to the set-like tracker ``other``, ``NOT_PURE``, or None for an operand this patch
     does not compute (Dynamo's own answer, or a graph break for another set-like one)."""
-    from torch._dynamo.variables.dicts import (
-        DictItemsVariable,
-        DictKeySetVariable,
-        DictKeysVariable,
-        FrozensetVariable,
-        SetVariable,
-    )
-
-    kind = type(other)
-    if kind in (SetVariable, FrozensetVariable, DictKeySetVariable):
-        return set_value(other)
-    if kind.__name__ == "UserDefinedSetVariable" and _plain_set_protocol(other):
+    if type(other).__name__ == "UserDefinedSetVariable" and _plain_set_protocol(other):
         inner = getattr(other, "_set_vt", None)  # 2.9+: the set the user object holds, as the frame sees it
-        if type(inner) in (SetVariable, FrozensetVariable):
-            return set_value(inner)
-    if kind in (DictKeysVariable, DictItemsVariable):
-        value = view_value(other)
-        return NOT_PURE if value is NOT_PURE else set(value)
-    return None
+        return operand_set(inner, _SETS, ())
+    return operand_set(other, _SETS + ("DictKeySetVariable",), ("DictKeysVariable", "DictItemsVariable"))
 
 
 def _decided_by_size(name, instance, other):
@@ -93,7 +78,7 @@ def _decided_by_size(name, instance, other):
     else:
         return None
     guard_dict_keys(instance.dv_dict)
-    permits = operator.eq if name in ("__eq__", "__ne__") else _COMPARISONS[name]
+    permits = operator.eq if name in ("__eq__", "__ne__") else COMPARISONS[name]
     return None if permits(len(instance.dv_dict.items), size) else name == "__ne__"
 
 
@@ -128,7 +113,7 @@ def _compare(wrapped, instance, args, kwargs):
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
-    op = _COMPARISONS.get(name)
+    op = COMPARISONS.get(name)
     if op is None or call_kwargs or len(call_args) != 1 or type(instance) is not DictItemsVariable:
         return DEFER
     other = realize(call_args[0])
@@ -154,7 +139,7 @@ def _compare(wrapped, instance, args, kwargs):
     return build_sourceless(tx, op(left, right))
 
 
-_call_method_gate = routed_gate(_compare, method_name_gate, frozenset(_COMPARISONS))
+_call_method_gate = routed_gate(_compare, method_name_gate, frozenset(COMPARISONS))
 
 
 @fail_safe(NAME)

@@ -74,7 +74,7 @@ from ..dynamo_api import (
     realize,
 )
 from ..spec import Patch, Target
-from ..view_values import NOT_PURE, constant, view_value
+from ..view_values import NOT_PURE, constant, set_value, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "set-view-operator"
@@ -146,8 +146,9 @@ def _set_operator(wrapped, instance, args, kwargs):
         graph_break("set-view-operator", f"{type(instance).__name__}.{name}({type(view).__name__}) called",
                     "an explicit set dunder call with a dict view: NotImplemented in CPython, which Dynamo's own "
                     "method does not give (tdcompat)")
-    left = [constant(item.vt) for item in instance.set_items]
-    right = NOT_PURE if any(value is NOT_PURE for value in left) else view_value(view)
+    kind = frozenset if type(instance) is FrozensetVariable else set
+    left = set_value(instance, kind)
+    right = NOT_PURE if left is NOT_PURE else view_value(view)
     if right is NOT_PURE:
         if name in _BINARY and type(instance) is SetVariable and _binary_takes_views():
             return DEFER  # 2.12's set.union & co. with a view: a new set, as CPython
@@ -155,8 +156,7 @@ def _set_operator(wrapped, instance, args, kwargs):
                     "a set with a dict view whose elements are not all constants: CPython runs the view's "
                     "reflected operator (a new set), which Dynamo's own method does not (tdcompat)")
     effects_begin()
-    kind = frozenset if type(instance) is FrozensetVariable else set
-    return build_sourceless(tx, op(kind(left), right))
+    return build_sourceless(tx, op(left, right))
 
 
 _call_method_gate = routed_gate(_set_operator, method_name_gate, frozenset(_OPERATORS))
