@@ -674,8 +674,12 @@ def items_views(d):
     """``d.items()`` as a live view (dict-items-view, 2.5-2.7: a tuple snapshot): read after the dict changes,
     its type, ``in`` (pairs of constants, a non-pair), rebuilt by ``dict``/``OrderedDict``/``update``, an empty
     view's truth, a view of a dict made in the frame returned; the types of an ``OrderedDict``'s views
-    (ordered-dict-view-type: ``odict_keys`` & co.). ``d`` itself changes (``GKEYS``, reset per call)."""
+    (ordered-dict-view-type: ``odict_keys`` & co.); the view compared with sets, a frozenset and another items
+    view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare). ``>``/``>=`` with the
+    view on the left and ``s <= v`` are not generated (2.7-2.11's polyfills ask the set: a TypeError, native).
+    ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
+    s = set(v)
     e = {"a": 1, "q": 2}
     w = e.items()
     e["n"] = len(v)
@@ -684,9 +688,10 @@ def items_views(d):
     f.update(w)
     d["w"] = 0
     od = collections.OrderedDict(d)
+    compared = (v == s, s != v, v == frozenset(s | {("w", 0)}), v <= s | {("w", 0)}, v < s, v == w, w != {("a", 1)})
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
-            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())])
+            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared)
 
 
 def view_compares(d, s):

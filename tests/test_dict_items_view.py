@@ -301,8 +301,8 @@ def test_a_view_alive_at_a_graph_break_is_rebuilt_as_a_view():
 
 def items_compared_with_sets(x, d):
     """``d.items() == s`` / ``!=`` / ``<=`` with a set, a frozenset, a keys view and another items view, either
-    side: 2.7's ``cmp_eq`` polyfill asks the view's ``__eq__`` (2.5-2.6 graph-break: no path to the view; their
-    tuple snapshot compared unequal with every set)."""
+    side: 2.7's ``cmp_eq`` polyfill asks the view's ``__eq__`` (2.5-2.6: a keys view breaks there, see
+    :func:`items_compared_by_value`)."""
     pairs = {("a", 1), ("b", 2)}
     return (x + 1, d.items() == pairs, pairs != d.items(), d.items() == frozenset(pairs),
             d.items() <= pairs | {("z", 0)}, d.items() == {"a": 1, "b": 2}.items(), d.items() != d.keys())
@@ -315,3 +315,32 @@ def test_items_view_compared_with_sets():
         return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
 
     assert eager_vs_compiled(items_compared_with_sets, make, (1, 2, 3)) is None
+
+
+def items_compared_by_value(x, d):
+    """The six comparisons with a set, a frozenset, another items view and a list, either side, read again after
+    the dict changed: on 2.5-2.6 ``BuiltinVariable`` constant-folds them over a copy of the view (the only path a
+    (view, set) pair has there); without the patch the tuple snapshot is unequal to every set."""
+    pairs = {("a", 1), ("b", 2)}
+    v = d.items()
+    first = (v == pairs, pairs != v, v == frozenset(pairs), v <= pairs | {("z", 0)}, v < pairs, pairs >= v,
+             v > {("a", 1)}, v == {"a": 1, "b": 2}.items(), v != [("a", 1), ("b", 2)])
+    d["c"] = 3
+    return x + 1, first, v == pairs, v >= pairs, v != pairs
+
+
+def items_equal_to_a_set(x, d):
+    pairs = {("a", 1), ("b", 2)}
+    return x + 1, d.items() == pairs, pairs != d.items()
+
+
+@pytest.mark.skipif(parse_torch_version(torch.__version__).base_version not in SpecifierSet("<2.7"),
+                    reason="2.5-2.6: the constant fold is the view's only path (2.7: its cmp_* polyfills)")
+def test_items_view_compared_by_value():
+    def make(n):
+        return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
+
+    assert eager_vs_compiled(items_compared_by_value, make, (1, 2, 3)) is None
+    with without_patch(NAME):
+        found = eager_vs_compiled(items_equal_to_a_set, make, (1, 2, 3))
+    assert found is not None and not is_break(found), "without the patch the snapshot is unequal to every set"

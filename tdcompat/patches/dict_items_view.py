@@ -30,7 +30,11 @@ what CPython's merge reads. On 2.7, whose ``cmp_eq`` polyfill asks the view's ``
 comparison with a set, a frozenset, a keys view or another items view is CPython's ``dictview_richcompare`` on
 equal real copies where every element is a constant by value (:mod:`tdcompat.view_values`; upstream's
 ``test_cross_type_cmp_dict_items_vs_set`` ``==``/``!=`` passed natively, the snapshot being unequal to any set).
-Anything else (``==`` on 2.5-2.6, set operators, ``v[0]``, ``hash(v)``, a method) is a graph break. On 2.7,
+On 2.5-2.6 ``BuiltinVariable`` refuses a (view, set) pair and only constant-folds a comparison of two constants:
+there the view is a constant (a real ``dict_items`` of an equal copy) to the six comparison builtins alone, where
+every key and value is a constant by value (``_comparison_constant``): the fold is CPython's comparison, which
+reads contents only; ``is``, ``getattr``, ``type`` and every other builtin still see a non-constant.
+Anything else (set operators, ``v[0]``, ``hash(v)``, a method) is a graph break. On 2.7,
 ``dict(v)``/``update`` iterate it (Dynamo's ``construct_dict`` polyfill).
 """
 
@@ -39,7 +43,7 @@ from __future__ import annotations
 import collections
 from typing import NoReturn
 
-from ..dynamo_api import bind_args, graph_break, realize, rebuild_dict_view
+from ..dynamo_api import bind_args, calling_builtin, graph_break, realize, rebuild_dict_view
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..view_values import COMPARISONS, NOT_PURE, operand_set, view_value
@@ -89,10 +93,13 @@ def _view_class():
             return self.view_type
 
         def as_python_constant(self):
-            raise NotImplementedError
+            value = _comparison_constant(self)
+            if value is NOT_PURE:
+                raise NotImplementedError
+            return value
 
         def is_python_constant(self):
-            return False
+            return _comparison_constant(self) is not NOT_PURE
 
         def reconstruct(self, codegen):
             if not rebuild_dict_view(codegen, self.dv_dict, "items"):  # a dict made in the frame: rebuilt here
@@ -117,6 +124,22 @@ def _view_class():
 
     _VIEW.append(DictItemsViewVariable)
     return DictItemsViewVariable
+
+
+_COMPARISON_FUNCTIONS = frozenset(COMPARISONS.values())
+
+
+def _comparison_constant(view):
+    """The view as a real ``dict_items`` of an equal copy, only while a comparison builtin (``operator.eq``,
+    ``ne``, ``lt``, ...: ``==`` and its kin) asks whether its arguments are constants, and only where every key
+    and value is a constant by value; else ``NOT_PURE``. On 2.5-2.6 that is the only path a (view, set) pair
+    has: ``BuiltinVariable`` constant-folds a comparison of two constants and refuses the pair otherwise, and
+    the fold runs CPython's ``dictview_richcompare`` on the copy (a comparison reads the contents only, never
+    identity or liveness). Every other builtin (``is``, ``getattr``, ``type``, ...) still sees a non-constant,
+    so nothing else is folded over a copy. Keys and values are guarded as ``view_value`` reads them."""
+    if calling_builtin() not in _COMPARISON_FUNCTIONS:
+        return NOT_PURE
+    return view_value(view)
 
 
 def _compare(view, name, other):
