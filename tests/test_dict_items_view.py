@@ -299,6 +299,11 @@ def test_a_view_alive_at_a_graph_break_is_rebuilt_as_a_view():
             assert compiled_outcome(alive_at_a_graph_break, inputs, (1, 2), fullgraph=False) == "wrong"
 
 
+def pairs_input(n):
+    """A dict equal to ``{"a": 1, "b": 2}`` on the first call only."""
+    return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
+
+
 def items_compared_with_sets(x, d):
     """``d.items() == s`` / ``!=`` / ``<=`` with a set, a frozenset, a keys view and another items view, either
     side: 2.7's ``cmp_eq`` polyfill asks the view's ``__eq__`` (2.5-2.6: a keys view breaks there, see
@@ -311,10 +316,7 @@ def items_compared_with_sets(x, d):
 @pytest.mark.skipif(parse_torch_version(torch.__version__).base_version not in SpecifierSet(">=2.7,<2.8"),
                     reason="2.7 only: its polyfill reaches the view")
 def test_items_view_compared_with_sets():
-    def make(n):
-        return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
-
-    assert eager_vs_compiled(items_compared_with_sets, make, (1, 2, 3)) is None
+    assert eager_vs_compiled(items_compared_with_sets, pairs_input, (1, 2, 3)) is None
 
 
 def items_compared_by_value(x, d):
@@ -337,10 +339,7 @@ def items_equal_to_a_set(x, d):
 @pytest.mark.skipif(parse_torch_version(torch.__version__).base_version not in SpecifierSet("<2.7"),
                     reason="2.5-2.6: the constant fold is the view's only path (2.7: its cmp_* polyfills)")
 def test_items_view_compared_by_value():
-    def make(n):
-        return torch.ones(2) * n, {"a": 1, ("b" if n == 1 else f"k{n}"): 2}
-
-    assert eager_vs_compiled(items_compared_by_value, make, (1, 2, 3)) is None
+    assert eager_vs_compiled(items_compared_by_value, pairs_input, (1, 2, 3)) is None
     with without_patch(NAME):
-        found = eager_vs_compiled(items_equal_to_a_set, make, (1, 2, 3))
+        found = eager_vs_compiled(items_equal_to_a_set, pairs_input, (1, 2, 3))
     assert found is not None and not is_break(found), "without the patch the snapshot is unequal to every set"
