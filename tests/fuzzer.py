@@ -696,9 +696,10 @@ def items_views(d):
 
 def view_compares(d, s):
     """A dict's keys and items views compared with a set, a frozenset and each other, on either side of ``==`` and
-    ``!=``, and ``<=``/``<`` with the items view on the left (dict-view-compare, 2.8-2.11: an items view is never
-    equal to a set, ``s == d.keys()`` is False on 2.9-2.11), or the error's text. ``>=``/``>`` with the view on
-    the left are not generated: Dynamo's polyfill asks the set's ``<`` and raises a TypeError (native, open)."""
+    ``!=``, ``<=``/``<`` with the items view on the left (dict-view-compare, 2.8-2.11: an items view is never
+    equal to a set, ``s == d.keys()`` is False on 2.9-2.11), and ``>``/``>=``/``s <=``/``s <`` of both views
+    (2.7-2.11: Dynamo's ``cmp_lt`` polyfill asks the set's ``<`` and raises a TypeError; dict-view-compare answers
+    it on 2.8-2.11), or the error's text."""
     k, i = d.keys(), d.items()
     out = [(a == b, a != b) for a, b in ((i, s), (s, i), (k, set(d)), (set(d), k), (frozenset(i), i), (i, k),
                                         (k, i), (i, d.items()))]
@@ -706,7 +707,17 @@ def view_compares(d, s):
         out.append((i <= s, i < s | {("z", 0)}, i <= set(i)))
     except TypeError as error:
         out.append(str(error))
+    try:
+        out.append((i >= s, i > s & set(i), s & set(i) <= i, frozenset(s) < i, k > {"a"}, {"a", "c"} <= k))
+    except TypeError as error:
+        out.append(str(error))
     return out
+
+
+def fromkeys_only(d):
+    """A dict read through ``dict.fromkeys`` / ``OrderedDict.fromkeys`` alone (any other read of its keys
+    would guard them): set-dict-operand-guard, 2.14-2.15 reused the first call's keys."""
+    return list(dict.fromkeys(d, 0)), len(collections.OrderedDict.fromkeys(d))
 
 
 def stored_views(o, d):
@@ -787,7 +798,7 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "items_views",
+           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "items_views", "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
@@ -2053,7 +2064,7 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "set_view_ops(frozenset(vars({o})), {{'a': 0, 'q': 1}}.keys()))",
             "(items_views(GKEYS), set_view_ops({{('a', 1), ('b', 2), 'a'}}, {{'a': 1, 'b': 3}}.items()), "
             "view_operands({{'a': {o}, 'b': 2}}, {{'a': 0, ('b', 2): 1}}.keys()), key_sets(GKEYS))",
-            "set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys())",
+            "(fromkeys_only(GKEYS), set_view_ops({{1, 2.0, 'a'}}, {{1.0: {o}, 2: 0, True: 1}}.keys()))",
             "(set_view_ops(set(vars({o})), {{type({o}): 1, 'a': 1}}.keys()), "
             "set_view_ops({{('a', 1), 'z'}}, dict.fromkeys(vars({o}), 1).items()), "
             "view_operands(dict(vars({o})), {{'k': 1, 'a': 1}}.items()))",

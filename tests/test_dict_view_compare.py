@@ -88,13 +88,26 @@ def ordered_dict_items(x, d):
     return x + 4, od.items() == PAIRS, PAIRS != od.items()
 
 
+def views_superset_of_set(x, d):
+    """``v > s``, ``v >= s``, ``s <= v``, ``s < v`` with a keys and an items view, inside ``try``: all reach
+    Dynamo's ``cmp_lt`` polyfill as ``s.__lt__(v)`` (2.8-2.11: a ``TypeError`` in the trace, taken here)."""
+    k, i = d.keys(), d.items()
+    try:
+        return (x + 6, k > {"a"}, k >= {"a", "k1"}, {"a"} <= k, frozenset({"a"}) < k, i > {("a", 1)},
+                i >= PAIRS, PAIRS <= i, {("a", 1)} < i)
+    except TypeError:
+        return x - 6, "TypeError"
+
+
 SHAPES = {f.__name__: f for f in (user_set_subclass, tensor_values_other_size, items_equal_set, set_equal_items,
-                                  set_equal_keys, items_subset_of_set, items_and_keys_views, ordered_dict_items)}
+                                  set_equal_keys, items_subset_of_set, items_and_keys_views, ordered_dict_items,
+                                  views_superset_of_set)}
 #: Shapes Dynamo gets wrong (or breaks on) without the patch, per release.
 FAILS_WITHOUT = {"user_set_subclass": ">=2.9,<2.12", "tensor_values_other_size": ">=2.8,<2.12",
                  "items_equal_set": ">=2.8,<2.12", "set_equal_items": ">=2.8,<2.12",
                  "set_equal_keys": ">=2.9,<2.12", "items_subset_of_set": ">=2.8,<2.12",
-                 "items_and_keys_views": ">=2.8,<2.12", "ordered_dict_items": ">=2.8,<2.12"}
+                 "items_and_keys_views": ">=2.8,<2.12", "ordered_dict_items": ">=2.8,<2.12",
+                 "views_superset_of_set": ">=2.8,<2.12"}
 
 
 def _make(n):
@@ -141,7 +154,12 @@ def other_operands(x, d):
     return x + 1, d.items() == [("a", 1)], d.items() == d, d.items() != 3, [("a", 1)] == d.items()
 
 
-UNMODELLED = {f.__name__: f for f in (tensor_values, user_set_operand, other_operands)}
+def explicit_set_lt(x, d):
+    """An explicit ``s.__lt__(view)`` (CPython: ``NotImplemented``): left to Dynamo."""
+    return x + 1, {"a"}.__lt__(d.keys()), frozenset({("a", 1)}).__lt__(d.items())
+
+
+UNMODELLED = {f.__name__: f for f in (tensor_values, user_set_operand, other_operands, explicit_set_lt)}
 
 
 @pytest.mark.skipif(not HAS_ITEMS_VIEW, reason="2.5-2.7 fold d.items() to a tuple (not this gap)")

@@ -37,6 +37,8 @@ SHAPES = {
     "issuperset": lambda x, d, e, o: (x + 3, {"a", "k0"}.issuperset(d)),
     "keys_view_minus": lambda x, d, e, o: (x + 4, sorted(e.keys() - d)),
     "vars": lambda x, d, e, o: (x + 5, sorted(set(vars(o)))),
+    "fromkeys": lambda x, d, e, o: (x + 6, list(dict.fromkeys(d))),
+    "ordered_fromkeys": lambda x, d, e, o: (x + 7, len(collections.OrderedDict.fromkeys(d, 0))),
 }
 
 

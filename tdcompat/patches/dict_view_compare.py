@@ -31,8 +31,10 @@ frame; everything else graph-breaks. A user ``set`` subclass that keeps the buil
 elements Dynamo holds for it (2.9+'s ``UserDefinedSetVariable._set_vt``); another set-like operand (one that
 overrides them) graph-breaks; any other operand (a list, a dict: ``NotImplemented`` both ways, unequal in CPython
 too) defers.
-Left alone: ``s >= d.items()`` with the set on the left (Dynamo's ``cmp_ge`` polyfill raises ``TypeError``
-without trying the reflected operator; a graph break under ``fullgraph``).
+``v > s``, ``v >= s``, ``s <= v``, ``s < v`` (keys or items view) all reach Dynamo's ``cmp_lt`` polyfill as
+``s.__lt__(v)``, which raises ``TypeError`` on ``NotImplemented`` without trying the view's reflected ``>``
+(an observed ``TypeError`` in the trace, natively): ``SetVariable.call_method("__lt__")`` answers CPython's
+``s < v`` there only (the polyfill's code object, ``tx.f_code``), by value as above.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Tuple
 
 from ..dynamo_api import bind_args, build_sourceless, graph_break, guard_dict_keys, realize, static_lookup
 from ..spec import Patch, Target
-from ..view_values import COMPARISONS, NOT_PURE, operand_set, view_value
+from ..view_values import COMPARISONS, NOT_PURE, operand_set, set_value, view_value
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "dict-view-compare"
@@ -143,26 +145,43 @@ _call_method_gate = routed_gate(_compare, method_name_gate, frozenset(COMPARISON
 
 
 @fail_safe(NAME)
-def _set_eq(wrapped, instance, args, kwargs):
-    """``SetVariable.call_method(tx, "__eq__", [dict view], {})``: ``NotImplemented``, as CPython's
-    ``set_richcompare`` for any operand that is not a set (2.9-2.11 answer False), so that ``s == view`` runs the
-    view's reflected ``__eq__``."""
+def _set_method(wrapped, instance, args, kwargs):
+    """``SetVariable.call_method(tx, "__eq__" | "__lt__", [dict view], {})``.
+
+    ``__eq__``: ``NotImplemented``, as CPython's ``set_richcompare`` for any operand that is not a set (2.9-2.11
+    answer False), so that ``s == view`` runs the view's reflected ``__eq__``. ``__lt__`` only where Dynamo's
+    ``cmp_lt`` polyfill calls it (``a.__lt__(b)`` standing for ``a < b``; ``v > s``, ``v >= s``, ``s <= v`` and
+    ``s < v`` all end there, and the polyfill raises ``TypeError`` on ``NotImplemented`` without trying the
+    reflected operator): CPython's ``s < v`` (the view's reflected ``>``, a proper-superset test), computed on real
+    copies where every element on both sides is a constant by value. An explicit ``s.__lt__(v)`` (CPython:
+    ``NotImplemented``) and anything else defer."""
+    from torch._dynamo import polyfills
     from torch._dynamo.variables.dicts import DictItemsVariable, DictKeysVariable, FrozensetVariable, SetVariable
 
     bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None:
         return DEFER
     tx, name, call_args, call_kwargs = bound
-    if name != "__eq__" or call_kwargs or len(call_args) != 1 or type(instance) not in (SetVariable,
-                                                                                         FrozensetVariable):
+    if call_kwargs or len(call_args) != 1 or type(instance) not in (SetVariable, FrozensetVariable):
         return DEFER
-    if type(realize(call_args[0])) not in (DictKeysVariable, DictItemsVariable):
+    other = realize(call_args[0])
+    if type(other) not in (DictKeysVariable, DictItemsVariable):
+        return DEFER
+    if name == "__eq__":
+        effects_begin()
+        return build_sourceless(tx, NotImplemented)
+    cmp_lt = getattr(polyfills, "cmp_lt", None)
+    if name != "__lt__" or cmp_lt is None or getattr(tx, "f_code", None) is not cmp_lt.__code__:
+        return DEFER
+    left = set_value(instance)
+    right = NOT_PURE if left is NOT_PURE else operand_set(other, (), ("DictKeysVariable", "DictItemsVariable"))
+    if right is NOT_PURE or right is None:
         return DEFER
     effects_begin()
-    return build_sourceless(tx, NotImplemented)
+    return build_sourceless(tx, left < right)
 
 
-_set_call_method_gate = routed_gate(_set_eq, method_name_gate, frozenset({"__eq__"}))
+_set_call_method_gate = routed_gate(_set_method, method_name_gate, frozenset({"__eq__", "__lt__"}))
 
 
 PATCH = Patch(

@@ -6,7 +6,8 @@ again with a dict that has other keys: the compiled code reuses the first call's
 different key sets): on 2.9.1, 2.10.0, 2.12.1 and 2.13.0 ``s.union(d)``, ``s.symmetric_difference(d)`` and
 ``s.symmetric_difference_update(d)`` for a dict of constants; on 2.14.1 and 2.15.0 also ``set(d)``,
 ``frozenset(d)``, ``{*d}``, ``s.update(d)``, ``s.issuperset(d)``, ``d2.keys() - d``, ``set(od)``, ``set(dd)``
-(an ``OrderedDict``/``defaultdict``) and ``set(vars(o))``. 2.5-2.8 are right or graph-break.
+(an ``OrderedDict``/``defaultdict``), ``set(vars(o))`` and ``dict.fromkeys(d)`` (``OrderedDict.fromkeys``,
+``len(dict.fromkeys(G, 1))`` of a global dict: found by the fuzzer on 2.15.0). 2.5-2.8 are right or graph-break.
 
 Root cause: two shortcuts that read a dict operand's keys without the keys guard Dynamo installs when it
 iterates a dict (``ConstDictVariable.install_dict_keys_match_guard``, lazy for inputs since 2.7).
@@ -14,8 +15,9 @@ iterates a dict (``ConstDictVariable.install_dict_keys_match_guard``, lazy for i
 ``BaseSetVariable`` on 2.15) folds ``union``/``symmetric_difference``/... over ``as_python_constant()``
 copies of constant operands, a dict of constants included (2.14 excluded dicts from it). And from 2.14
 (pytorch/pytorch#186759, "do not rehash dict keys") ``SetVariable._iter_operand_keys`` / ``_operand_keys``
-(``BaseSetVariable`` on 2.15), ``DictKeySetVariable._as_set_variable`` and ``BuiltinVariable.call_frozenset``
-(builtin.py) reuse a dict operand's hashed keys from ``other.items``.
+(``BaseSetVariable`` on 2.15), ``DictKeySetVariable._as_set_variable``, ``BuiltinVariable.call_frozenset`` and
+``DictBuiltinVariable.call_custom_dict_fromkeys`` (builtin.py) reuse a dict operand's hashed keys from
+``other.items``.
 
 What the handler accepts: every call of those methods. For each operand that is a ``ConstDictVariable`` (any
 dict tracker: ``OrderedDict``, ``defaultdict``, an instance ``__dict__`` included) it installs that dict's own
@@ -46,7 +48,8 @@ def _guard_dict_operands(operands) -> None:
 @fail_safe(NAME)
 def _guard_operand(wrapped, instance, args, kwargs):
     """``_iter_operand_keys(tx, other)`` / ``_operand_keys(tx, other)`` / ``_as_set_variable(tx, vt)`` /
-    ``call_frozenset(tx, *args)``: the dict operands' keys guarded, then Dynamo's method."""
+    ``call_frozenset(tx, *args)`` / ``call_custom_dict_fromkeys(tx, user_cls, *args)`` (its class is not a
+    tracker: skipped): the dict operands' keys guarded, then Dynamo's method."""
     _guard_dict_operands(list(args[1:]) + list(kwargs.values()))
     return DEFER
 
@@ -71,17 +74,18 @@ PATCH = Patch(
     name=NAME,
     symptoms=(
         ("`s.union(d)`, `s.symmetric_difference(d)` of a dict of constants passed in (2.9–2.15), and `set(d)`, "
-         "`frozenset(d)`, `{*d}`, `s.update(d)` (2.14–2.15): **the first call's keys** when `d` has other keys on "
+         "`frozenset(d)`, `{*d}`, `s.update(d)`, `dict.fromkeys(d)` (2.14–2.15): **the first call's keys** when `d` "
+         "has other keys on "
          "a later call (silently wrong)",
          "2.9–2.15",
          "(`>=2.9`): the dict's keys guarded, as for `list(d)`"),
     ),
     fixes="s.union(d), s.symmetric_difference(d) (2.9-2.15) and set(d), frozenset(d), {*d}, s.update(d), "
-    "d2.keys() - d (2.14-2.15) of a dict input: no guard on the dict's keys, so a later call with other keys "
-    "reuses the first call's (silently wrong)",
+    "d2.keys() - d, dict.fromkeys(d) (2.14-2.15) of a dict input: no guard on the dict's keys, so a later call "
+    "with other keys reuses the first call's (silently wrong)",
     upstream="torch/_dynamo/variables/sets.py (dicts.py on 2.9-2.11): SetVariable._fast_set_method; 2.14+: "
     "SetVariable._iter_operand_keys/_operand_keys (BaseSetVariable on 2.15), DictKeySetVariable._as_set_variable; "
-    "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_frozenset",
+    "torch/_dynamo/variables/builtin.py: BuiltinVariable.call_frozenset, DictBuiltinVariable.call_custom_dict_fromkeys",
     mirrors="the keys guard ConstDictVariable.unpack_var_sequence installs (lost by the constant fold of "
     "_fast_set_method and by pytorch/pytorch#186759's do-not-rehash fast path)",
     torch=">=2.9",
@@ -94,6 +98,9 @@ PATCH = Patch(
         _operand_target("DictKeySetVariable", "_as_set_variable"),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_frozenset", _guard_operand,
                params=("tx",), optional=True),
+        # a staticmethod (tx, user_cls, iterable[, value]): dict/OrderedDict/defaultdict.fromkeys(d)
+        Target("torch._dynamo.variables.builtin", "DictBuiltinVariable", "call_custom_dict_fromkeys",
+               _guard_operand, params=("tx",), optional=True),
         # 2.9-2.11 define SetVariable in dicts.py, 2.12-2.14 in sets.py, 2.15 the method on BaseSetVariable
         Target("torch._dynamo.variables.dicts", "SetVariable", "_fast_set_method", _guard_fast_operands,
                params=("tx", "fn", "args", "kwargs"), optional=True),
