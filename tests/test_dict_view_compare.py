@@ -159,7 +159,15 @@ def explicit_set_lt(x, d):
     return x + 1, {"a"}.__lt__(d.keys()), frozenset({("a", 1)}).__lt__(d.items())
 
 
-UNMODELLED = {f.__name__: f for f in (tensor_values, user_set_operand, other_operands, explicit_set_lt)}
+def user_set_on_the_left(x, d):
+    """A user set subclass on the left of ``<=`` with a keys view: the polyfill asks ``u == view`` first, which
+    Dynamo answers False on 2.9-2.11 (then ``u < view`` raises ``TypeError``, natively): computing the ``<`` for the
+    set the subclass holds turned that graph break into a wrong ``False`` (first version of this change)."""
+    return x + 1, PlainSet(set(d)) <= d.keys(), PlainSet({"a"}) <= d.keys(), PlainSet(set(d.items())) <= d.items()
+
+
+UNMODELLED = {f.__name__: f for f in (tensor_values, user_set_operand, other_operands, explicit_set_lt,
+                                      user_set_on_the_left)}
 
 
 @pytest.mark.skipif(not HAS_ITEMS_VIEW, reason="2.5-2.7 fold d.items() to a tuple (not this gap)")

@@ -153,8 +153,10 @@ def _set_method(wrapped, instance, args, kwargs):
     ``cmp_lt`` polyfill calls it (``a.__lt__(b)`` standing for ``a < b``; ``v > s``, ``v >= s``, ``s <= v`` and
     ``s < v`` all end there, and the polyfill raises ``TypeError`` on ``NotImplemented`` without trying the
     reflected operator): CPython's ``s < v`` (the view's reflected ``>``, a proper-superset test), computed on real
-    copies where every element on both sides is a constant by value. An explicit ``s.__lt__(v)`` (CPython:
-    ``NotImplemented``) and anything else defer."""
+    copies where every element on both sides is a constant by value, where the polyfill's left operand ``a`` is
+    this very set (not a user subclass holding it: ``a <= view`` asks ``a == view`` first, which Dynamo answers
+    False for a keys view and a user set on 2.9-2.11, so a computed ``<`` would turn that ``TypeError`` into a
+    wrong ``False``). An explicit ``s.__lt__(v)`` (CPython: ``NotImplemented``) and anything else defer."""
     from torch._dynamo import polyfills
     from torch._dynamo.variables.dicts import DictItemsVariable, DictKeysVariable, FrozensetVariable, SetVariable
 
@@ -173,6 +175,9 @@ def _set_method(wrapped, instance, args, kwargs):
     cmp_lt = getattr(polyfills, "cmp_lt", None)
     if name != "__lt__" or cmp_lt is None or getattr(tx, "f_code", None) is not cmp_lt.__code__:
         return DEFER
+    left_operand = getattr(tx, "symbolic_locals", {}).get("a")
+    if left_operand is None or realize(left_operand) is not instance:
+        return DEFER  # a user set subclass holding this set (its __eq__/__len__/__iter__ may differ): Dynamo's
     left = set_value(instance)
     right = NOT_PURE if left is NOT_PURE else operand_set(other, (), ("DictKeysVariable", "DictItemsVariable"))
     if right is NOT_PURE or right is None:
