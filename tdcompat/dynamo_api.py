@@ -333,6 +333,17 @@ def guard_class_source(source) -> None:
     install_guard(source.make_guard(GuardBuilder.ID_MATCH))
 
 
+def guard_bound_builtin(source) -> None:
+    """Guard what a read of a builtin method at ``source`` gives, where each read makes a new object
+    (an identity guard can never hold): its type, its ``__self__`` by identity and its ``__name__``."""
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+
+    install_guard(source.make_guard(GuardBuilder.TYPE_MATCH))
+    install_guard(AttrSource(source, "__self__").make_guard(GuardBuilder.ID_MATCH))
+    install_guard(AttrSource(source, "__name__").make_guard(GuardBuilder.EQUALS_MATCH))
+
+
 def guard_hasattr(base, name: str) -> None:
     """Guard ``hasattr(<base>, name)`` to stay what it is: ``HASATTR`` on ``AttrSource(base, name)``
     up to 2.11, on ``base`` with ``attr=name`` from 2.12."""

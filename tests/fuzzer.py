@@ -1839,7 +1839,10 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                           "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc)); "
                           # Sub.fromkeys builds a Sub (dict-subclass-fromkeys, 2.13-2.15)
                           "_tf = type({o}).fromkeys({o}, len(_tc)); _tf['c'] = 2; "
-                          "out.append((type(_tf).__name__, list(_tf.items())))",
+                          "out.append((type(_tf).__name__, list(_tf.items()))); "
+                          # a builtin classmethod read from the class, also not called (class-builtin-classmethod:
+                          # 2.5-2.11 crash on its identity guard, also without fullgraph)
+                          "_fk = type({o}).fromkeys; out.append((callable(_fk), _fk.__name__, _fk == _fk))",
                           # move_to_end of a mapping that has none raises AttributeError (ordered-dict-move-to-end:
                           # 2.7-2.8 move the key, 2.9-2.12 crash): a subclass, a dict and a defaultdict built here
                           "_pm = [{o}, dict({o}), collections.defaultdict(int, {o})]\n"
