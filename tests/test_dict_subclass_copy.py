@@ -121,6 +121,17 @@ def _built(cls):
     return copy_built
 
 
+def _built_returned(cls):
+    def copy_built_returned(x, n):
+        """Built in the frame, copied, the copy written and returned itself (Dynamo writes it back)."""
+        o = _fill(cls, n)
+        c = o.copy()
+        c["z"] = n
+        return x + n, c, o
+
+    return copy_built_returned
+
+
 INPUT_SHAPES = {f.__name__: f for f in (copy_input, copy_returned, copy_moved, copy_of_copy)}
 CLASSES = (Plain, Tagged, Init, SetItem, GetItem, WithMeta, DictPlain, DictKeys, DefaultPlain, OwnCopy)
 
@@ -146,6 +157,24 @@ def test_input_right_or_a_break(name, cls):
 def test_built_in_the_frame_right_or_a_break(cls):
     found = eager_vs_compiled(_built(cls), lambda n: (torch.arange(3.0) * n, n), (1, 2))
     assert found is None or is_break(found), found
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_built_in_the_frame_and_returned_right_or_a_break(cls):
+    found = eager_vs_compiled(_built_returned(cls), lambda n: (torch.arange(3.0) * n, n), (1, 2))
+    assert found is None or is_break(found), found
+
+
+@pytest.mark.parametrize("cls", (Plain, Tagged), ids=lambda c: c.__name__)
+def test_a_plain_ordered_dict_subclass_built_and_returned_compiles(cls):
+    assert eager_vs_compiled(_built_returned(cls), lambda n: (torch.arange(3.0) * n, n), (1, 2)) is None
+
+
+@pytest.mark.skipif(not (2, 9) <= _RELEASE < (2, 12), reason="2.9-2.11 write the copy back as a dict")
+def test_without_the_patch_a_copy_built_in_the_frame_comes_back_a_dict():
+    with without_patch(NAME):
+        found = eager_vs_compiled(_built_returned(Plain), lambda n: (torch.arange(3.0) * n, n), (1, 2))
+    assert isinstance(found, str), f"right without the patch: {found!r}"
 
 
 @pytest.mark.skipif(_RELEASE < (2, 7), reason="2.5-2.6: an OrderedDict subclass passed in breaks on copy natively")

@@ -2,7 +2,8 @@
 
 Symptom (silently wrong, measured on 2.5.1-2.15.0, ``fullgraph=True``, two calls): for ``class O(OrderedDict):
 pass``, ``o.copy()`` of an ``o`` passed in is a plain ``OrderedDict`` (2.7-2.14) or ``dict`` (2.15), and of one
-built in the frame on 2.7-2.8 and 2.12-2.15 too; eager gives an ``O``. A subclass with its own ``__setitem__``
+built in the frame on 2.7-2.8 and 2.12-2.15 too (2.9-2.11: an ``O`` in the frame, a ``dict`` once returned or
+stored); eager gives an ``O``. A subclass with its own ``__setitem__``
 or ``__init__`` gets a copy that skipped them (2.5-2.15). ``D(a=1).copy()`` of a plain ``dict`` subclass built
 in the frame is a ``D`` on 2.9-2.11 (eager: a ``dict``); ``dd.copy()`` of a ``defaultdict`` subclass passed in is
 a plain ``defaultdict`` on 2.15.
@@ -17,7 +18,9 @@ What the handler accepts: ``copy`` with no arguments on a strict subclass of ``d
 ``defaultdict`` whose ``copy`` is the builtin's and whose instance holds no ``copy`` of its own. It lets Dynamo
 copy the storage first (a break there is Dynamo's, as without tdcompat), then:
 
-- the copy already has CPython's type (``dict``; ``type(o)``): it is Dynamo's answer, returned;
+- the copy already has CPython's type (``dict``; ``type(o)``) and Dynamo writes it back as that type: it is
+  Dynamo's answer, returned (2.9-2.11's copy of an ``OrderedDict`` subclass built in the frame reads as
+  ``type(o)`` but is written back as a ``dict``: rebuilt as below);
 - a *plain* ``OrderedDict`` subclass (itself and its bases up to ``OrderedDict`` define none of
   :data:`_ODICT_COPY_RUNS`, metaclass ``type``): ``type(o)()`` then ``.update(copy)`` through Dynamo's own class
   call and ``update``. For such a class ``odict_copy`` runs only ``OrderedDict``'s C code, so the result is a
@@ -55,6 +58,17 @@ def _refuse(cls: type, why: str) -> None:
     graph_break("copy of a dict subclass", f"{cls.__qualname__}.copy()", why)
 
 
+def _rebuilt_as_a_dict(result) -> bool:
+    """Is ``result`` Dynamo's bare dict tracker holding a subclass as its class? 2.9-2.11's copy of an
+    ``OrderedDict`` subclass built in the frame is one: ``type(c)`` reads the subclass in the frame, but
+    ``ConstDictVariable.reconstruct`` writes only ``OrderedDict`` or a plain ``dict`` back (returned or
+    stored, the copy is a ``dict``)."""
+    from torch._dynamo.variables.dicts import ConstDictVariable
+
+    kind = getattr(result, "user_cls", dict)
+    return type(result) is ConstDictVariable and kind not in (dict, collections.OrderedDict)
+
+
 @fail_safe(NAME)
 def _copy(wrapped, instance, args, kwargs):
     """``UserDefinedDictVariable.call_method(tx, "copy", [], {})`` (2.7+) / ``CustomizedDictVariable`` (2.5-2.6)."""
@@ -75,7 +89,7 @@ def _copy(wrapped, instance, args, kwargs):
         _refuse(cls, "OrderedDict.copy runs the class's own constructor, __getitem__ and __setitem__; "
                      "Dynamo copies the storage")
     result = wrapped(*args, **kwargs)
-    if python_type(result) is (dict if base is dict else cls):
+    if python_type(result) is (dict if base is dict else cls) and not _rebuilt_as_a_dict(result):
         return result
     if base is collections.defaultdict:
         _refuse(cls, "defaultdict.copy builds type(dd)(dd.default_factory, dd); Dynamo builds a defaultdict")
@@ -120,8 +134,8 @@ PATCH = Patch(
         ("2.5-2.6", "a subclass passed in is a `MutableMappingVariable` whose `copy` breaks; built in the frame, "
          "an `OrderedDict` subclass with its own `__setitem__` is copied without it"),
         ("2.7-2.8", "`copy` is the storage's: a plain `OrderedDict` (inputs and objects built in the frame)"),
-        ("2.9-2.11", "inputs as on 2.7; built in the frame the copy keeps the class: right for an `OrderedDict` "
-         "subclass, wrong (`D`, eager `dict`) for a `dict` subclass"),
+        ("2.9-2.11", "inputs as on 2.7; built in the frame the copy keeps the class in the frame (wrong, `D`, "
+         "eager `dict`, for a `dict` subclass), but an `OrderedDict` subclass's copy comes back a `dict`"),
         ("2.12-2.14", "as on 2.7-2.8: a plain `OrderedDict`"),
         ("2.15", "a plain `dict` for an `OrderedDict` subclass; a `defaultdict` for a `defaultdict` subclass "
          "passed in"),
