@@ -1835,7 +1835,10 @@ TRUTH_FORMS = ("_e = {{}} if {o} else {{'k': 1}}\nout.append((1 if {o} else 0, 1
 #: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6; its copy() is returned:
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
-TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "{o}.update(q=3)",
+TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)",
+                          # |= keeps the object (dict-subclass-ior, 2.9-2.14: the storage was stored back)
+                          "{o}.update(q=3); _io = {o}; _io |= {{'r': len({o})}}; _io['s'] = 5; "
+                          "out.append((_io is {o}, type(_io).__name__))",
                           "_tc = {o}.copy(); _tc['c'] = 1; out.append((type(_tc).__name__, _tc)); "
                           # Sub.fromkeys builds a Sub (dict-subclass-fromkeys, 2.13-2.15)
                           "_tf = type({o}).fromkeys({o}, len(_tc)); _tf['c'] = 2; "
@@ -1852,7 +1855,10 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", 
                           "    except AttributeError:\n"
                           "        _m['m'] = len(_m)\n"
                           "out.append([list(_m) for _m in _pm])"),
-                 "TODict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)", "out.append(merged('ror', {o}))",
+                 "TODict": ("{o}.clear()", "{o}['z'] = 1",
+                            "{o}.pop('a', None); _io = {o}; _io |= [('r', len({o}))]; _io['s'] = 5; "
+                            "out.append((_io is {o}, type(_io).__name__))",
+                            "out.append(merged('ror', {o}))",
                             "out.append(merged('or', {o}))",
                             # o.copy() of an OrderedDict subclass is a type(o) (dict-subclass-copy, 2.7-2.15) and
                             # o.move_to_end(k) reorders the caller's object (ordered-dict-reorder-replay, 2.15)

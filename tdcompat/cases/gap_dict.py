@@ -1755,3 +1755,36 @@ CASES.add(
          doc="`type(od.keys())` of an `OrderedDict` is `dict_keys`, not `odict_keys` (every release: the view "
              "trackers report the plain dict's view types)"),
 )
+
+
+# -- dict-subclass-ior: o |= m on a dict subclass keeps o the same object ----------------------------------
+
+
+class _IorDict(dict):
+    """A dict subclass that overrides nothing."""
+
+
+def dict_subclass_ior(x, o):
+    """``o |= m`` on a dict subclass passed in, an alias made before, a write through ``o`` after."""
+    alias = o
+    o |= {"z": len(o)}
+    o["q"] = x.shape[0]
+    return x + len(alias), alias is o, type(o).__name__, list(alias.items())
+
+
+def _dict_subclass_ior_inputs():
+    return torch.randn(3), _IorDict(a=1)
+
+
+def _dict_subclass_ior_vary(args):
+    args[0].add_(1)
+    args[1]["b"] = 2
+
+
+CASES.add(
+    Case("dict_subclass_ior", ("dict-subclass-ior",), dict_subclass_ior, _dict_subclass_ior_inputs,
+         vary=_dict_subclass_ior_vary, torch=">=2.9",
+         unpatched=(Expect(">=2.9,<2.15", WRONG_RESULT),),
+         doc="`o |= m` on a dict subclass: `o` is then another object, so an alias and the caller's object "
+             "miss later writes through `o` (2.9-2.14; 2.5-2.8: a graph break)"),
+)

@@ -99,6 +99,7 @@ _PATCH_MODULES = (
     "dict_view_compare",
     "ordered_dict_view_type",
     "class_builtin_classmethod",
+    "dict_subclass_ior",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
