@@ -1835,7 +1835,8 @@ TRUTH_FORMS = ("_e = {{}} if {o} else {{'k': 1}}\nout.append((1 if {o} else 0, 1
 #: and copy it with OrderedDict()/dict(): defaultdict-as-dict, 2.5-2.6; its copy() is returned:
 #: defaultdict-reconstruct, 2.5-2.7)
 #: Changes to a container subclass in the frame, per kind (then a truth test reads them back).
-TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)",
+TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1",
+                          "{o}.pop('a', None); _io = {o}; _io |= {{'r': 1}}; out.append(_io is {o})",
                           # |= keeps the object (dict-subclass-ior, 2.9-2.14: the storage was stored back)
                           "{o}.update(q=3); _io = {o}; _io |= {{'r': len({o})}}; _io['s'] = 5; "
                           "out.append((_io is {o}, type(_io).__name__))",
@@ -1866,7 +1867,8 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1", "{o}.pop('a', None)",
                             "out.append((type(_oc).__name__, list(_oc.items()))); "
                             "_og = TODict.fromkeys({o}, value=len(_oc)); "
                             "out.append((type(_og).__name__, list(_og.items())))",
-                            "{o}.move_to_end('a') if 'a' in {o} else None"),
+                            "{o}.move_to_end('a') if 'a' in {o} else None; "
+                            "_io = {o}; _io |= {{'r': len({o})}}; out.append(_io is {o})"),
                  # an OrderedDict passed in reordered (ordered-dict-reorder-replay, 2.7-2.15), copied, a copy of a
                  # copy of a subclass built here (dict-subclass-copy)
                  "POD": ("{o}['z'] = 1", "{o}.move_to_end('a') if 'a' in {o} else None",
