@@ -103,8 +103,8 @@ def same(a, b) -> bool:
 
 
 
-def eager_vs_compiled(fn, make, inputs=(0, 1)):
-    """``fn`` compiled (``fullgraph=True``, backend ``eager``) against eager, one call per item of
+def eager_vs_compiled(fn, make, inputs=(0, 1), fullgraph=True):
+    """``fn`` compiled (``fullgraph=True`` unless told, backend ``eager``) against eager, one call per item of
     ``inputs`` (``make(item)`` builds equal fresh arguments for each side): None when the return
     value and the arguments after the call are alike every time, else the first difference (a
     string) or what the compiled call raised (the exception)."""
@@ -113,7 +113,7 @@ def eager_vs_compiled(fn, make, inputs=(0, 1)):
     from tdcompat.cases.snapshot import diff, snapshot
 
     torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="eager", fullgraph=True)
+    compiled = torch.compile(fn, backend="eager", fullgraph=fullgraph)
     for item in inputs:
         eager_args, compiled_args = make(item), make(item)
         expected = snapshot((fn(*eager_args), eager_args))

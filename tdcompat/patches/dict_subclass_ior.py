@@ -17,16 +17,15 @@ not the subclass instance, is what ``INPLACE_OR`` stores back into ``o``. 2.14 g
 What the handlers accept: ``__ior__`` with one positional argument (``call_method``) or the number slot
 (2.14) on a ``UserDefinedDictVariable`` with a storage tracker, where Dynamo's answer (its own dispatch,
 which goes to the storage only for a class that inherits ``dict.__ior__``/``OrderedDict.__ior__``) is
-the storage's tracker itself. It returns the instance's
-tracker instead. Sound: both C methods return ``self`` (``dict_ior``: ``dict_update_arg(self, other)``
-then ``self``; ``odict_inplace_or``: ``mutablemapping_update_arg`` then ``self``), and the merge itself is
-Dynamo's, recorded on the storage as without the patch. Anything else (a class with its own
-``__ior__``, another answer, an error) is Dynamo's.
+the storage's tracker itself. It returns the instance's tracker instead. Sound: both C methods return
+``self`` (``dict_ior``: ``dict_update_arg(self, other)`` then ``self``; ``odict_inplace_or``:
+``mutablemapping_update_arg`` then ``self``), and the merge itself is Dynamo's, recorded on the storage as
+without the patch. Anything else (a class with its own ``__ior__``, another answer, an error) is Dynamo's.
 """
 
 from __future__ import annotations
 
-from ..dynamo_api import bind_args
+from ..dynamo_api import bind_args, user_dict_storage
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, method_name_gate, routed_gate
 
@@ -39,23 +38,21 @@ def _ior(wrapped, instance, args, kwargs):
     bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
     if bound is None or bound[1] != "__ior__" or len(bound[2]) != 1 or bound[3]:
         return DEFER
-    storage = _storage(instance)
-    if storage is None:
-        return DEFER
-    result = wrapped(*args, **kwargs)
-    return instance if result is storage else result
-
-
-def _storage(instance):
-    state = vars(instance)
-    return state.get("_dict_vt", state.get("_base_vt"))  # 2.12+ name it _base_vt
+    return _the_instance_for_its_storage(wrapped, instance, args, kwargs)
 
 
 @fail_safe(NAME)
 def _nb_ior(wrapped, instance, args, kwargs):
     """``UserDefinedObjectVariable.nb_inplace_or_impl(tx, other)`` on a dict subclass's tracker (2.14)."""
-    storage = _storage(instance)
-    if storage is None or bind_args(args, kwargs, ("tx", "other")) is None:
+    if bind_args(args, kwargs, ("tx", "other")) is None:
+        return DEFER
+    return _the_instance_for_its_storage(wrapped, instance, args, kwargs)
+
+
+def _the_instance_for_its_storage(wrapped, instance, args, kwargs):
+    """Dynamo's ``__ior__``, with the instance's tracker where it answered with its storage's."""
+    storage = user_dict_storage(instance)
+    if storage is None:
         return DEFER
     result = wrapped(*args, **kwargs)
     return instance if result is storage else result
