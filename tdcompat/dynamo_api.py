@@ -35,6 +35,20 @@ def user_dict_storage(vt):
     return state.get("_base_vt", state.get("_dict_vt"))
 
 
+def replayed_past_overrides(vt) -> bool:
+    """Does Dynamo replay this mutated dict tracker with its builtin base's own ``clear``/``__setitem__``,
+    never the class's? 2.15: a dict subclass instance's tracker is its own storage (``UserDefinedDictVariable``
+    is a ``ConstDictVariable``), and ``side_effects._codegen_user_defined_dict_mutation`` writes every item back
+    through ``_manual_dict_setitem`` (the ``dict``/``OrderedDict`` entry of the class's MRO). Up to 2.14 the
+    tracker asked is the plain storage, replayed as ``obj.update(...)``: False."""
+    from torch._dynamo import side_effects
+    from torch._dynamo.variables import ConstDictVariable
+    from torch._dynamo.variables.user_defined import UserDefinedDictVariable
+
+    return (isinstance(vt, UserDefinedDictVariable) and isinstance(vt, ConstDictVariable)
+            and hasattr(side_effects, "_manual_dict_setitem"))
+
+
 def graph_break(gb_type: str, context: str, explanation: str) -> NoReturn:
     """Raise Dynamo's ``Unsupported`` through whichever API this torch has.
 

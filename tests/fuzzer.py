@@ -1775,6 +1775,9 @@ FAMILY_KINDS: Dict[str, Kind] = {
         Kind("Net", "Net({x}, {n})", ("Lin", "Net"), family="module", always=("sub", "w", "buf", "a")),
         Kind("TDict", "truthy(TDict, {n})", ("TDict", "truthy"), family="truth"),
         Kind("TODict", "truthy(TODict, {n})", ("TODict", "truthy"), family="truth"),
+        # an OrderedDict subclass with its own __setitem__ passed in and reordered: 2.15 writes it back past that
+        # __setitem__ (ordered-dict-reorder-replay)
+        Kind("PODSet", "truthy(TODSet, {n})", ("TODSet", "truthy"), family="truth"),
         Kind("TList", "truthy(TList, {n})", ("TList", "truthy"), family="truth"),
         Kind("TTuple", "truthy(TTuple, {n})", ("TTuple", "truthy"), family="truth"),
         Kind("TStr", "truthy(TStr, {n})", ("TStr", "truthy"), family="truth"),
@@ -1800,7 +1803,7 @@ FAMILY_OBJECT_KINDS = {"hash": ("HBox",), "class": ("KBase", "KSub", "KM", "KObj
                        "dataclass": ("DPlain", "DFrozen", "DChild", "DInit", "DNest"),
                        "enum": ("Color", "Num", "Perm", "MEnum", "EVar"), "module": ("Net", "HNet"),
                        "dunder": ("Plain", "Plain", "Shadow", "Mod", "Store", "WPlain"),
-                       "truth": ("TDict", "TDict", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
+                       "truth": ("TDict", "PODSet", "TODict", "TList", "TTuple", "TStr", "TSet", "TDeque", "TLen",
                                  "TBoolList", "PDict", "PSet", "MKeys", "MIter", "MGet", "POD")}
 FAMILY_PLACES = {"class": ("arg", "global", "local", "local"), "dunder": ("arg", "global", "local", "local"),
                  "module": ("arg", "global", "local"), "truth": ("arg", "arg", "global", "local")}
@@ -1887,6 +1890,13 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1",
                          "_ts = TODSet(); _ts.update({o}); out.append(list(_ts.items()))",
                          "out.append(list(TODSet.fromkeys({o}, 1).items()))", "out.append(TODInit({o}))",
                          "_tk = TODSet(); _tk['k'] = 1; out.append(list((_tk | {o}).items()))"),
+                 # moved, moved to the front, popped and re-added through its own __setitem__, copied
+                 "PODSet": ("{o}.move_to_end('a') if 'a' in {o} else None",
+                            "{o}.move_to_end('b', last=False) if 'b' in {o} else None; {o}['z'] = len({o})",
+                            "{o}.pop('a', None); {o}['a'] = 3; out.append(list({o}.items()))",
+                            "{o}.clear()",
+                            "_oc = {o}.copy(); {o}.move_to_end('a') if 'a' in {o} else None; "
+                            "out.append((type(_oc).__name__, list(_oc.items())))"),
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)

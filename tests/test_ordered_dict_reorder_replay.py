@@ -27,10 +27,26 @@ class Plain(OD):
 
 
 class OwnSetItem(OD):
-    """Replayed as ``update``: its own ``__setitem__`` runs in the replay (the patch leaves it to Dynamo)."""
+    """Up to 2.14 replayed as ``update``, which would run its own ``__setitem__`` (the patch leaves it to Dynamo);
+    2.15 writes it back with ``OrderedDict``'s own methods. It doubles ``int`` values, so a replay through it
+    shows."""
 
     def __setitem__(self, key, value):
-        super().__setitem__(key, value)
+        super().__setitem__(key, value * 2 if isinstance(value, int) else value)
+
+
+class OwnUpdate(OD):
+    """Its own ``update`` and ``clear`` count their calls: a replay through them shows in the counters."""
+
+    calls = ()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        type(self).calls += ("update",)
+
+    def clear(self):
+        super().clear()
+        type(self).calls += ("clear",)
 
 
 class Key:
@@ -82,7 +98,7 @@ def nested(x, holder):
 
 
 SHAPES = {f.__name__: f for f in (to_end, to_front, through_the_class, moved_and_written, moved_back, popped_first)}
-CLASSES = (OD, Plain, OwnSetItem)
+CLASSES = (OD, Plain, OwnSetItem, OwnUpdate)
 
 
 def _make(cls):
@@ -126,6 +142,25 @@ def test_non_constant_keys_right_or_a_break():
 
     found = eager_vs_compiled(move, lambda n: (torch.arange(3.0) * n, OD((k, n) for k in keys)), (1, 2))
     assert found is None or is_break(found), found
+
+
+@pytest.mark.skipif(_RELEASE < (2, 15), reason="2.9-2.14 replay a subclass passed in right natively")
+@pytest.mark.parametrize("cls", (OwnSetItem, OwnUpdate), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_own_methods_compile_on_2_15(name, cls):
+    """2.15: a subclass with its own ``__setitem__``/``update``/``clear`` is written back past them (checked by
+    the class's call counter and the doubled values), so the patch sets the full replay for it too."""
+    cls.calls = ()
+    assert eager_vs_compiled(SHAPES[name], _make(cls), (1, 2, 3)) is None
+    assert cls.calls == (), cls.calls  # eager runs none of them in these shapes, and neither does the replay
+
+
+@pytest.mark.skipif(_RELEASE < (2, 15), reason="2.9-2.14 replay a subclass passed in right natively")
+@pytest.mark.parametrize("cls", (OwnSetItem, OwnUpdate), ids=lambda c: c.__name__)
+def test_own_methods_without_the_patch_are_wrong_on_2_15(cls):
+    with without_patch(NAME):
+        found = eager_vs_compiled(to_end, _make(cls), (1, 2))
+    assert isinstance(found, str), f"the caller's {cls.__name__} is reordered without the patch: {found!r}"
 
 
 @pytest.mark.skipif(_RELEASE < (2, 7), reason="2.5-2.6: move_to_end graph-breaks natively")

@@ -1520,6 +1520,34 @@ CASES.add(
 )
 
 
+class _OwnSetItemOD(OrderedDict):
+    """Its own ``__setitem__`` doubles ints: 2.15 writes it back with ``OrderedDict``'s own methods, past it."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 2 if type(value) is int else value)
+
+
+def _ordered_dict_subclass_reorder_replay_inputs():
+    return torch.randn(3), _OwnSetItemOD(a=1, b=2, c=3)
+
+
+def ordered_dict_subclass_reorder_replay(x, od):
+    """``od.move_to_end(k)`` (both ends) on an OrderedDict subclass with its own ``__setitem__`` passed in."""
+    od.move_to_end("a")
+    od.move_to_end("c", last=False)
+    return x + len(od), list(od)
+
+
+CASES.add(
+    Case("ordered_dict_subclass_reorder_replay", ("ordered-dict-reorder-replay",),
+         ordered_dict_subclass_reorder_replay, _ordered_dict_subclass_reorder_replay_inputs,
+         vary=_ordered_dict_reorder_replay_vary, torch=">=2.15",
+         unpatched=(Expect(">=2.15", WRONG_RESULT),),
+         doc="`od.move_to_end(k)` on an OrderedDict subclass with its own `__setitem__` passed in: the caller's "
+             "object keeps its old order after the call (2.15; 2.7-2.14 right natively)"),
+)
+
+
 # -- dict-subclass-fromkeys: Sub.fromkeys(keys, v) is a Sub ---------------------------------------------
 
 

@@ -12,7 +12,10 @@ passed in as ``od.update(changed items)``, and calls ``od.clear()`` first only w
 
 What the handler accepts: ``ConstDictVariable.has_new_items()`` of a dict tracker with a source (an input or
 something reached from one), whose Python type is ``OrderedDict`` or a subclass defining none of ``clear``,
-``update``, ``__setitem__``, ``__getattribute__`` (so the replay runs only ``OrderedDict``'s C code), and
+``update``, ``__setitem__``, ``__getattribute__`` (so the replay runs only ``OrderedDict``'s C code) or one
+Dynamo replays past the class's own methods whatever they are (2.15: the subclass's tracker, written back with
+``OrderedDict.clear`` and ``OrderedDict.__setitem__`` by ``_manual_dict_setitem``,
+:func:`tdcompat.dynamo_api.replayed_past_overrides`), and
 whose keys that were there when Dynamo first saw it are now in another relative order, or follow a key the
 frame added (what ``update`` of the changed items would not reproduce). Only then it sets
 ``should_reconstruct_all``: the replay becomes ``od.clear(); od.update(every item in the frame's order)``,
@@ -26,7 +29,7 @@ from __future__ import annotations
 import collections
 
 from ..dict_classes import overrides_any, python_type
-from ..dynamo_api import peek
+from ..dynamo_api import peek, replayed_past_overrides
 from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..wrappers import fail_safe
@@ -79,7 +82,8 @@ def _has_new_items(wrapped, instance, args, kwargs):
     cls = python_type(instance)
     if cls is None or not issubclass(cls, collections.OrderedDict):
         return wrapped(*args, **kwargs)
-    if cls is not collections.OrderedDict and overrides_any(cls, collections.OrderedDict, _REPLAY_RUNS):
+    if (cls is not collections.OrderedDict and overrides_any(cls, collections.OrderedDict, _REPLAY_RUNS)
+            and not replayed_past_overrides(instance)):
         return wrapped(*args, **kwargs)
     if _reordered(instance):
         instance.should_reconstruct_all = True
