@@ -358,6 +358,16 @@ def guard_bound_builtin(source) -> None:
     install_guard(AttrSource(source, "__name__").make_guard(GuardBuilder.EQUALS_MATCH))
 
 
+def guard_bound_function(source) -> None:
+    """Guard a method read at ``source`` that binds a Python function anew on each read (a user classmethod
+    read from its class): ``ID_MATCH`` on its ``__func__``, so a replacement, or a deletion that leaves an object
+    without ``__func__`` (the builtin it shadowed: the guard's read fails), recompiles."""
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+
+    install_guard(AttrSource(source, "__func__").make_guard(GuardBuilder.ID_MATCH))
+
+
 def guard_hasattr(base, name: str) -> None:
     """Guard ``hasattr(<base>, name)`` to stay what it is: ``HASATTR`` on ``AttrSource(base, name)``
     up to 2.11, on ``base`` with ``attr=name`` from 2.12."""

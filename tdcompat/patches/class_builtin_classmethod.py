@@ -23,7 +23,8 @@ because nothing is traced: without ``fullgraph`` the frame runs the read and the
 CPython; with it, the compile stops with ``Unsupported`` where it crashed or broke before. Every other
 value defers. (Upstream 2.12 drops the identity guard for bound builtin methods and keeps tracing;
 that also makes ``type(d).fromkeys is type(d).fromkeys`` True, where CPython says False, so this patch
-breaks instead.)
+breaks instead.) From 2.7 a ``dict``/``OrderedDict`` subclass's own builtin ``fromkeys`` read through the class
+never gets here: ``dict-subclass-fromkeys`` reads it as Dynamo reads ``OrderedDict.fromkeys``.
 """
 
 from __future__ import annotations
