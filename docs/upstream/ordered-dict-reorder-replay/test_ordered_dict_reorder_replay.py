@@ -48,6 +48,18 @@ class OrderedDictReorderReplayTests(torch._dynamo.test_case.TestCase):
 
         self._check(fn, Sub)
 
+    def test_move_to_end_of_a_subclass_with_its_own_setitem_reorders_the_input(self):
+        class Doubling(collections.OrderedDict):
+            def __setitem__(self, key, value):
+                super().__setitem__(key, value * 2 if type(value) is int else value)
+
+        def fn(x, od):
+            od.move_to_end("a")
+            od.move_to_end("c", last=False)
+            return x + 1, list(od)
+
+        self._check(fn, Doubling)
+
 
 if __name__ == "__main__":
     from torch._dynamo.test_case import run_tests
