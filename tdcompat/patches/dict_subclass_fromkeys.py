@@ -28,8 +28,11 @@ raises ``TypeError`` in the trace.
 2.7-2.12 read ``Sub.fromkeys`` as a skipped builtin, so the call never reaches ``call_method``: a second handler
 on ``UserDefinedClassVariable.var_getattr`` answers the read of such a class's ``fromkeys`` with a
 ``GetAttrVariable`` (what those releases already answer for ``OrderedDict.fromkeys`` itself, whose call goes to
-``call_method``). A class reached from a source has the bound method guarded by type, ``__self__`` and
-``__name__`` (``dynamo_api.guard_bound_builtin``), so a ``fromkeys`` set on the class between calls recompiles.
+``call_method``). On every release in range the read (``var_getattr``, ``tp_getattro_impl`` on 2.14+) and the
+call of a class reached from a source guard what ``fromkeys`` is: the builtin by type, ``__self__`` and
+``__name__`` (``dynamo_api.guard_bound_builtin``), a class's own classmethod by its function
+(``dynamo_api.guard_bound_function``), so a ``fromkeys`` set on the class between calls, or deleted again,
+recompiles.
 """
 
 from __future__ import annotations
@@ -74,13 +77,14 @@ def _builtin_fromkeys(cls) -> bool:
         vars(dict)["fromkeys"], vars(collections.OrderedDict)["fromkeys"])
 
 
-def _guard_fromkeys(instance) -> None:
+def _guard_fromkeys(instance):
     """Guard what ``<class>.fromkeys`` gives, for a class tracker with a source: the builtin by type,
     ``__self__`` and ``__name__``, the class's own classmethod by its function. Dynamo guards neither, so
-    without it a ``fromkeys`` assigned on the class between calls, or deleted again, keeps the traced call."""
+    without it a ``fromkeys`` assigned on the class between calls, or deleted again, keeps the traced call.
+    Returns the read's source (None for a class without one)."""
     source = getattr(instance, "source", None)
     if source is None:
-        return
+        return None
     from torch._dynamo.source import AttrSource
 
     source = AttrSource(source, "fromkeys")
@@ -88,6 +92,7 @@ def _guard_fromkeys(instance) -> None:
         guard_bound_builtin(source)
     elif isinstance(static_lookup(instance.value, "fromkeys"), classmethod):
         guard_bound_function(source)
+    return source
 
 
 @fail_safe(NAME)
@@ -103,13 +108,11 @@ def _read(wrapped, instance, args, kwargs):
     bound = bind_args(args, kwargs, ("tx", "name"))
     if bound is None or not _dict_subclass(getattr(instance, "value", None)):
         return DEFER
-    _guard_fromkeys(instance)
+    source = _guard_fromkeys(instance)
     if not (_reads_by_name() and _builtin_fromkeys(instance.value)):
         return DEFER
-    from torch._dynamo.source import AttrSource
     from torch._dynamo.variables.misc import GetAttrVariable
 
-    source = AttrSource(instance.source, "fromkeys") if getattr(instance, "source", None) is not None else None
     return GetAttrVariable(instance, "fromkeys", source=source)
 
 
@@ -164,7 +167,7 @@ def _fromkeys(wrapped, instance, args, kwargs):
     if not isinstance(cls, type) or cls in _OWN or not issubclass(cls, dict):
         return DEFER
     if _dict_subclass(cls):
-        _guard_fromkeys(instance)  # what the read gave (2.14 calls past var_getattr, 2.15 has none)
+        _guard_fromkeys(instance)  # what this handler read (static_lookup): guarded where it is relied on
     found = _arguments(cls, list(call_args), dict(call_kwargs))
     if found is None:
         if _reads_by_name() and _builtin_fromkeys(cls):  # 2.7-2.12: Dynamo has no branch for it (a break)
