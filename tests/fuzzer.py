@@ -73,6 +73,7 @@ import json
 import linecache
 import os
 import random
+import re
 import sys
 import time
 import types
@@ -1427,16 +1428,9 @@ class Program:
     def source(self, header: str = "") -> str:
         """A self-contained script: imports, the classes used, make(), f(), and a check."""
         uses_td = any(KINDS[o.kind].td for o in self.objects)
-        parts = [f"# {header}" if header else "", "import collections", "import copy", "import dataclasses",
-                 "import enum", "import functools", "import gc", "import random", "import weakref",
-                 "from collections.abc import MutableMapping", "", "import torch"]
-        if uses_td:
-            parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
-        parts.append("")
-        for name in self.deps() + list(HELPERS):
-            parts += ["", _source_of(name), ""]
-        parts += ["", self.function_source(), "", _CHECK.format(calls=self.calls, fullgraph=self.fullgraph,
-                                                              backend=self.backend)]
+        parts = [f"# {header}" if header else "", standalone_definitions(self.deps(), uses_td),
+                 "", self.function_source(), "", _CHECK.format(calls=self.calls, fullgraph=self.fullgraph,
+                                                             backend=self.backend)]
         return "\n".join(p for p in parts if p is not None).lstrip("\n")
 
     def as_dict(self) -> dict:
@@ -1479,6 +1473,54 @@ def _source_of(name: str) -> str:
             _SOURCES[dep] = inspect.getsource(value).rstrip() if isinstance(value, (type, types.FunctionType)) \
                 else assigned.get(dep, f"{dep} = {value!r}")
     return _SOURCES[name]
+
+
+def standalone_definitions(deps: Sequence[str], uses_td: bool) -> str:
+    """A standalone script's imports and the classes and helpers it needs, each defined before its use."""
+    parts = ["import collections", "import copy", "import dataclasses", "import enum", "import functools",
+             "import gc", "import random", "import weakref", "from collections.abc import MutableMapping", "",
+             "import torch"]
+    if uses_td:
+        parts += ["from tensordict import TensorDict", "from tensordict.nn import TensorDictParams"]
+    parts.append("")
+    for name in _standalone_names(list(deps) + list(HELPERS)):
+        parts += ["", _source_of(name), ""]
+    return "\n".join(parts)
+
+
+def _standalone_names(names: Sequence[str]) -> List[str]:
+    """``names`` and every helper their definitions name (an Enum's metaclass, a class's base), in the order
+    this file defines them: a standalone script must define ``RevMeta`` before ``MEnum`` whichever kind
+    listed them, and in whichever order."""
+    known = _helper_names()
+    seen: List[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.append(name)
+            source = _source_of(name)
+            todo += [other for other in known if other not in seen and re.search(rf"\b{other}\b", source)]
+    order = _definition_lines()
+    return sorted(seen, key=lambda name: order[name])
+
+
+@functools.lru_cache(maxsize=None)
+def _definition_lines() -> Dict[str, int]:
+    """``{name: the line of its module-level definition}`` (classes, functions, assignments)."""
+    import ast
+
+    with open(__file__, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    lines: Dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            lines[node.name] = node.lineno
+        for target in node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) else []:
+            if isinstance(target, ast.Name):
+                lines[target.id] = node.lineno
+    return lines
 
 
 def _assignments() -> Dict[str, str]:
