@@ -498,12 +498,13 @@ def view_operands(d, view):
     """A dict view on the right of a plain dict (``d | view``: the view's reflected ``|``, ``set(d)`` updated with
     it) and of ``d``'s keys view under each operator, and the explicit calls a set's method cannot tell from the
     operator (``s.__or__(view)`` is ``NotImplemented``, ``operator.or_(s, view)`` the view's set):
-    set-view-operator, 2.8-2.12; or each error's text."""
+    set-view-operator, 2.8-2.12; the reflected and in-place dunders called by hand (``NotImplemented``, ``s``
+    untouched: set-dunder-view-operand, 2.12-2.13); or each error's text."""
     import operator
 
     out = []
     k = d.keys()
-    for op in ("d|", "|", "&", "-", "^", "__or__", "or_"):
+    for op in ("d|", "|", "&", "-", "^", "__rand__", "__or__", "or_", "__iand__"):
         try:
             if op == "d|":
                 r = d | view
@@ -517,6 +518,11 @@ def view_operands(d, view):
                 r = k ^ view
             elif op == "__or__":
                 r = {"a"}.__or__(view)
+            elif op == "__rand__":
+                r = frozenset({"a", ("a", 1)}).__rand__(view)
+            elif op == "__iand__":
+                t = {"a", ("a", 1)}
+                r = (t.__iand__(view), t)
             else:
                 r = operator.or_({"a"}, view)
         except TypeError as error:

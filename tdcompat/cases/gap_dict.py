@@ -1817,3 +1817,28 @@ CASES.add(
          doc="`o |= m` on a dict subclass: `o` is then another object, so an alias and the caller's object "
              "miss later writes through `o` (2.9-2.14; 2.5-2.8: a graph break)"),
 )
+
+
+# -- set-dunder-view-operand: a set's reflected operator dunder called with a dict view --
+
+
+def set_dunder_view_operand(x, d):
+    """``s.__rand__(d.keys())``, ``fs.__rsub__(d.items())`` called explicitly, as code that falls back by hand
+    writes them: CPython's set dunders take only sets (``NotImplemented``), so the fallback runs."""
+    s = {"a", ("b", 2)}
+    r = s.__rand__(d.keys())
+    fell_back = r is NotImplemented
+    if fell_back:
+        r = d.keys() & s
+    fs = frozenset({("a", 1), "q"})
+    t = fs.__rsub__(d.items())
+    return x + len(r), fell_back, sorted(map(repr, r)), t is NotImplemented, sorted(map(repr, s))
+
+
+CASES.add(
+    Case("set_dunder_view_operand", ("set-dunder-view-operand",), set_dunder_view_operand,
+         _set_view_operator_inputs, vary=_set_view_operator_vary, torch=">=2.12",
+         unpatched=(Expect(">=2.12,<2.14", WRONG_RESULT),),
+         doc="`s.__rand__(d.keys())` (an explicit reflected set dunder with a dict view): the operation computed "
+             "where CPython returns `NotImplemented` (2.12-2.13; 2.13 also the forward and in-place dunders)"),
+)

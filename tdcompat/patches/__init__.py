@@ -100,6 +100,7 @@ _PATCH_MODULES = (
     "ordered_dict_view_type",
     "class_builtin_classmethod",
     "dict_subclass_ior",
+    "set_dunder_view_operand",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
