@@ -35,6 +35,13 @@ def user_dict_storage(vt):
     return state.get("_base_vt", state.get("_dict_vt"))
 
 
+def user_set_storage(vt):
+    """The set tracker holding the items of a set subclass instance's tracker (``_set_vt`` up to 2.11,
+    ``_base_vt`` from 2.12), or None (not such a tracker)."""
+    state = vars(vt)
+    return state.get("_base_vt", state.get("_set_vt"))
+
+
 def replayed_past_overrides(vt) -> bool:
     """Does Dynamo replay this mutated dict tracker with its builtin base's own ``clear``/``__setitem__``,
     never the class's? 2.15: a dict subclass instance's tracker is its own storage (``UserDefinedDictVariable``

@@ -1960,8 +1960,14 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1",
                  "PSet": ("{o}.clear()", "{o}.add(5)", "_cs = {o}.copy(); _cs.add(7); out.append(_cs)",
                           "out.append({o} | {{2.0: 0, True: {o}}}.keys())"),
                  "TList": ("{o}.clear()", "{o}.append(3)", "{o}.extend([])", "{o}.pop() if len({o}) else None"),
-                 # set-subclass-replay (2.9-2.14): the changes written back after the call
-                 "TSet": ("{o}.clear()", "{o}.add(len({o}) + 7)", "{o}.discard(1)", "{o}.update({{2, 9}})")}
+                 # set-subclass-replay (2.9-2.14): the changes written back after the call; &= and ^= keep the
+                 # object (set-subclass-inplace, 2.9-2.14: the storage was stored back)
+                 "TSet": ("{o}.clear()",
+                          "{o}.add(len({o}) + 7); _is = {o}; _is &= {{2, 9, len({o}) + 6}}; "
+                          "_is ^= frozenset({{4}}); _is.add(1); out.append((_is is {o}, type(_is).__name__))",
+                          "{o}.discard(1)",
+                          "{o}.update({{2, 9}}); _is = {o}; _is -= {{9}}; _is |= {{len({o})}}; "
+                          "out.append((_is is {o}, sorted(_is)))")}
 DD_FORM, DD_REINSERT, DD_UPDATE, DD_READD, DD_ESCAPE = (
     "dd_builtin", "dd_pop_reinsert", "dd_update_order", "dd_del_set_order", "dd_escape")
 

@@ -804,6 +804,31 @@ CASES.add(
 )
 
 
+# -- set-subclass-inplace: `s &= t` on a set subclass keeps `s` ---------------------------------------------
+
+
+def set_subclass_inplace(x, s):
+    """``k = t; t &= {...}; t |= ...; t -= ...; t ^= ...`` then ``t.add(v)`` on a set subclass made in the frame from
+    the input's items: ``t`` stays the object ``k`` names, so the later ``add`` reaches it."""
+    t = _ItemSet(s)
+    k = t
+    t &= {1, 2, 5, 10}
+    t |= {len(t) + 20}
+    t -= frozenset({2})
+    t ^= {4, 9}
+    t.add(7)
+    return x + len(t), t is k, sorted(k), type(t).__name__
+
+
+CASES.add(
+    Case("set_subclass_inplace", ("set-subclass-inplace",), set_subclass_inplace,
+         _set_subclass_inputs, vary=_set_subclass_vary, torch=">=2.9",
+         unpatched=(Expect("<2.15", WRONG_RESULT),),
+         doc="`k = s; s &= t; s.add(v)` on a set subclass: `s` is then a plain `set`, not `k`, which misses the "
+             "later writes (2.9-2.14; 2.5-2.8 break on every set-subclass method)"),
+)
+
+
 # -- dict-copy-source / defaultdict-reconstruct: copies and defaultdicts leaving the frame --------------
 
 

@@ -101,6 +101,7 @@ _PATCH_MODULES = (
     "class_builtin_classmethod",
     "dict_subclass_ior",
     "set_dunder_view_operand",
+    "set_subclass_inplace",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
