@@ -682,7 +682,8 @@ def items_views(d):
     its type, ``in`` (pairs of constants, a non-pair), rebuilt by ``dict``/``OrderedDict``/``update``, an empty
     view's truth, a view of a dict made in the frame returned; the types of an ``OrderedDict``'s views
     (ordered-dict-view-type: ``odict_keys`` & co.); the view compared with sets, a frozenset and another items
-    view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare). ``>``/``>=`` with the
+    view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare); an iterator over the
+    values that reaches a key written after it was made. ``>``/``>=`` with the
     view on the left and ``s <= v`` are not generated (2.7-2.11's polyfills ask the set: a TypeError, native).
     ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
@@ -696,9 +697,16 @@ def items_views(d):
     d["w"] = 0
     od = collections.OrderedDict(d)
     compared = (v == s, s != v, v == frozenset(s | {("w", 0)}), v <= s | {("w", 0)}, v < s, v == w, w != {("a", 1)})
+    # an iterator over d's values that reaches a key written after it was made: CPython reads the new value
+    # (dict-view-live-iterator, 2.5-2.12: the old one). Not over items: 2.7-2.8 hold d.items() as a tuple
+    # snapshot, a native wrong every such program would show (tests/test_dict_view_live_iterator.py: 2.9-2.12)
+    vi = iter(d.values())
+    first = next(vi)
+    d[list(d)[-1]] = len(d) + 10
+    live = (first, list(vi))
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
-            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared)
+            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared, live)
 
 
 def view_compares(d, s):

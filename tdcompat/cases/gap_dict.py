@@ -1867,3 +1867,37 @@ CASES.add(
          doc="`s.__rand__(d.keys())` (an explicit reflected set dunder with a dict view): the operation computed "
              "where CPython returns `NotImplemented` (2.12-2.13; 2.13 also the forward and in-place dunders)"),
 )
+
+
+# -- dict-view-live-iterator: an iterator over d.values() reads the dict when it advances --
+
+
+def dict_view_live_iterator(x, d):
+    """A ``for`` loop over ``d.values()`` that writes a later key, and ``iter()`` / ``next()`` / ``list()`` of the
+    rest after a write: CPython's iterator reads each entry when it reaches it."""
+    seen = []
+    for v in d.values():
+        seen.append(v)
+        d["c"] = v * 10
+    it = iter(d.values())
+    first = next(it)
+    d["b"] = first + 100
+    return x + len(seen), seen, first, list(it), dict(d)
+
+
+def _dict_view_live_iterator_inputs():
+    return torch.randn(3), {"a": 1, "b": 2, "c": 3}
+
+
+def _dict_view_live_iterator_vary(args):
+    args[0].add_(1)
+    args[1]["a"] = 5
+
+
+CASES.add(
+    Case("dict_view_live_iterator", ("dict-view-live-iterator",), dict_view_live_iterator,
+         _dict_view_live_iterator_inputs, vary=_dict_view_live_iterator_vary,
+         unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="`for v in d.values(): d['c'] = ...` / `next(it)` after a write: the values of when the iterator "
+             "was made, not the dict's (2.5-2.12; 2.9-2.12 `d.items()` too)"),
+)

@@ -102,6 +102,7 @@ _PATCH_MODULES = (
     "dict_subclass_ior",
     "set_dunder_view_operand",
     "set_subclass_inplace",
+    "dict_view_live_iterator",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
