@@ -1476,12 +1476,14 @@ class Program:
 
 
 _SOURCES: Dict[str, str] = {}
+_LINES: Dict[str, int] = {}  # name -> the line of its module-level definition, read with _SOURCES
 
 
 def _source_of(name: str) -> str:
     """The source of a class or helper of this module, read at import (the file may change while a run goes on)."""
     if not _SOURCES:
-        assigned = _assignments()
+        assigned, lines = _module_definitions()
+        _LINES.update(lines)
         for dep in _helper_names():
             value = globals()[dep]
             _SOURCES[dep] = inspect.getsource(value).rstrip() if isinstance(value, (type, types.FunctionType)) \
@@ -1515,43 +1517,31 @@ def _standalone_names(names: Sequence[str]) -> List[str]:
             seen.append(name)
             source = _source_of(name)
             todo += [other for other in known if other not in seen and re.search(rf"\b{other}\b", source)]
-    order = _definition_lines()
-    return sorted(seen, key=lambda name: order[name])
+    return sorted(seen, key=lambda name: _LINES[name])  # _source_of above has read them
 
 
-@functools.lru_cache(maxsize=None)
-def _definition_lines() -> Dict[str, int]:
-    """``{name: the line of its module-level definition}`` (classes, functions, assignments)."""
-    import ast
-
-    with open(__file__, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    lines: Dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            lines[node.name] = node.lineno
-        for target in node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, ast.AnnAssign) else []:
-            if isinstance(target, ast.Name):
-                lines[target.id] = node.lineno
-    return lines
-
-
-def _assignments() -> Dict[str, str]:
-    """``{name: its module-level assignment, as written}``: a value such as ``GDD`` (a defaultdict, whose repr
-    is not Python) is rebuilt in a standalone script by the statement that built it here."""
+def _module_definitions() -> Tuple[Dict[str, str], Dict[str, int]]:
+    """``({name: its module-level assignment, as written}, {name: the line of its module-level definition})``,
+    from one parse of this file: a value such as ``GDD`` (a defaultdict, whose repr is not Python) is rebuilt in
+    a standalone script by the statement that built it here, and every class, function and assignment is
+    defined there in this file's order."""
     import ast
 
     with open(__file__, encoding="utf-8") as fh:
         text = fh.read()
     found: Dict[str, str] = {}
+    lines: Dict[str, int] = {}
     for node in ast.parse(text).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            lines[node.name] = node.lineno
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+            if isinstance(node, ast.AnnAssign) else []
         for target in targets:
             if isinstance(target, ast.Name):
-                found[target.id] = ast.get_source_segment(text, node) or ""
-    return found
+                lines[target.id] = node.lineno
+                if isinstance(node, ast.Assign) or node.value is not None:
+                    found[target.id] = ast.get_source_segment(text, node) or ""
+    return found, lines
 
 
 _CHECK = '''\
