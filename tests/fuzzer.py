@@ -682,8 +682,8 @@ def items_views(d):
     its type, ``in`` (pairs of constants, a non-pair), rebuilt by ``dict``/``OrderedDict``/``update``, an empty
     view's truth, a view of a dict made in the frame returned; the types of an ``OrderedDict``'s views
     (ordered-dict-view-type: ``odict_keys`` & co.); the view compared with sets, a frozenset and another items
-    view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare); an iterator over the
-    values that reaches a key written after it was made. ``>``/``>=`` with the
+    view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare); iterators over the
+    values and items, forward and reversed, that reach a key written after they were made. ``>``/``>=`` with the
     view on the left and ``s <= v`` are not generated (2.7-2.11's polyfills ask the set: a TypeError, native).
     ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
@@ -697,13 +697,16 @@ def items_views(d):
     d["w"] = 0
     od = collections.OrderedDict(d)
     compared = (v == s, s != v, v == frozenset(s | {("w", 0)}), v <= s | {("w", 0)}, v < s, v == w, w != {("a", 1)})
-    # an iterator over d's values that reaches a key written after it was made: CPython reads the new value
-    # (dict-view-live-iterator, 2.5-2.12: the old one). Not over items: 2.7-2.8 hold d.items() as a tuple
-    # snapshot, a native wrong every such program would show (tests/test_dict_view_live_iterator.py: 2.9-2.12)
-    vi = iter(d.values())
-    first = next(vi)
+    # iterators over d's values and items, forward and reversed, that reach a key written after they were made:
+    # CPython reads the new value (dict-view-live-iterator: forward 2.5-2.12, reversed() every release, the old
+    # one)
+    vi, ii = iter(d.values()), iter(d.items())
+    first = (next(vi), next(ii))
     d[list(d)[-1]] = len(d) + 10
-    live = (first, list(vi))
+    ri = reversed(d.items())
+    last = next(ri)
+    d[list(d)[0]] = len(d) + 20
+    live = (first, list(vi), list(ii), last, list(ri))
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
             [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared, live)
@@ -2238,8 +2241,11 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
         elif k == "arith":
             code.append("out.append(x + hash(_h) % 7)" if det else "out.append(x * (hash(_h) == hash(_h)))")
         elif k == "key":
+            # a reverse iterator over the values, advanced across a write of a key it has not reached
+            # (dict-view-live-iterator: a snapshot on every release; 2.5-2.12 a tuple next() does not advance)
             code += ["_d = {_h: 'h', 1: 'one', 's': 'str'}", "out.append(_d[_h])", "out.append(len(_d))",
-                     "out.append(list(_d.values()))"]
+                     "out.append(list(_d.values()))", "_r = reversed(_d.values())", "_d[1] = next(_r)",
+                     "out.append(list(_r))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

@@ -797,6 +797,9 @@ WHEN_RELEASES = {
     # a keys view's operators run from call_method (2.9-2.12: reading the operand's set_items) until 2.13's
     # number-slot dispatch (the patch starts at 2.8)
     ("set-view-operator", "DictKeysVariable.call_method"): "<2.13",
+    # 2.13 iterates dict views over the dict tracker itself (DictViewIterator); reversed() calls the view's method
+    ("dict-view-live-iterator", "BuiltinVariable.call_iter"): "<2.13",
+    ("dict-view-live-iterator", "BuiltinVariable.call_reversed"): "<2.13",
     # generic_jump computes a generic value's truth with generic_bool (2.13-2.14) / generic_is_true (2.15+)
     **{("object-truth-jump", f"InstructionTranslatorBase.{jump}"): ">=2.13" for jump in (
         "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",

@@ -1899,5 +1899,28 @@ CASES.add(
          _dict_view_live_iterator_inputs, vary=_dict_view_live_iterator_vary,
          unpatched=(Expect("<2.13", WRONG_RESULT),),
          doc="`for v in d.values(): d['c'] = ...` / `next(it)` after a write: the values of when the iterator "
-             "was made, not the dict's (2.5-2.12; 2.9-2.12 `d.items()` too)"),
+             "was made, not the dict's (2.5-2.12)"),
+)
+
+
+def dict_view_reversed_live(x, d):
+    """``reversed()`` of a values and an items view, advanced across writes: CPython's reverse dict iterator
+    reads each entry when it reaches it."""
+    it = reversed(d.values())
+    first = next(it)
+    d["a"] = first * 10
+    rest = list(it)
+    seen = []
+    for k, v in reversed(d.items()):
+        seen.append((k, v))
+        d["a"] = v + 1
+    return x + first, rest, seen, dict(d)
+
+
+CASES.add(
+    Case("dict_view_reversed_live", ("dict-view-live-iterator",), dict_view_reversed_live,
+         _dict_view_live_iterator_inputs, vary=_dict_view_live_iterator_vary,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`it = reversed(d.values()); next(it); d['a'] = ...; list(it)`: the values of when the iterator was "
+             "made, not the dict's (every release; 2.5-2.12 `reversed(view)` is a tuple)"),
 )
