@@ -671,10 +671,18 @@ def gdd_state(n):
 GKEYS: dict = {"a": 1}
 
 
+#: A global OrderedDict's values view (an input: Dynamo wraps an ``odict_values`` as a list, ordered-dict-values-input)
+#: whose length changes with ``GKEYS``: its length guard must recompile.
+GOD: "collections.OrderedDict" = collections.OrderedDict(a=1)
+GODV = GOD.values()
+
+
 def gkeys_state(n):
-    """``GKEYS``'s keys for call ``n``: ``a``, ``k<n>``, and ``c`` on odd calls only."""
+    """``GKEYS``'s keys for call ``n``: ``a``, ``k<n>``, and ``c`` on odd calls only (``GOD``: the same)."""
     GKEYS.clear()
     GKEYS.update({"a": 1, f"k{n}": n, **({"c": 3} if n % 2 else {})})
+    GOD.clear()
+    GOD.update(GKEYS)
 
 
 def items_views(d):
@@ -683,7 +691,9 @@ def items_views(d):
     view's truth, a view of a dict made in the frame returned; the types of an ``OrderedDict``'s views
     (ordered-dict-view-type: ``odict_keys`` & co.); the view compared with sets, a frozenset and another items
     view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare); iterators over the
-    values and items, forward and reversed, that reach a key written after they were made. ``>``/``>=`` with the
+    values and items, forward and reversed, that reach a key written after they were made; the length of an
+    ``OrderedDict``'s values view read from a global (``GODV``: ordered-dict-values-input keeps Dynamo's length
+    guard; reading its items would end the program, a crash natively). ``>``/``>=`` with the
     view on the left and ``s <= v`` are not generated (2.7-2.11's polyfills ask the set: a TypeError, native).
     ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
@@ -709,7 +719,8 @@ def items_views(d):
     live = (first, list(vi), list(ii), last, list(ri))
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
-            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared, live)
+            [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared, live,
+            len(GODV))
 
 
 def view_compares(d, s):
@@ -816,7 +827,7 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "GKEYS", "gkeys_state", "key_sets", "items_views", "fromkeys_only",
+           "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "gkeys_state", "key_sets", "items_views", "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
@@ -1419,7 +1430,7 @@ class Program:
             make.insert(2, "    sub_dict_state(n)")
         if any("GDD" in line for line in lines):
             make.insert(2, "    gdd_state(n)")
-        if any("GKEYS" in line for line in lines):
+        if any("GKEYS" in line or "GODV" in line for line in lines):
             make.insert(2, "    gkeys_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
@@ -2242,10 +2253,12 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
             code.append("out.append(x + hash(_h) % 7)" if det else "out.append(x * (hash(_h) == hash(_h)))")
         elif k == "key":
             # a reverse iterator over the values, advanced across a write of a key it has not reached
-            # (dict-view-live-iterator: a snapshot on every release; 2.5-2.12 a tuple next() does not advance)
+            # (dict-view-live-iterator: a snapshot on every release; 2.5-2.12 a tuple next() does not advance);
+            # the length of a global OrderedDict's values view (ordered-dict-values-input: Dynamo wraps it as a
+            # list, its length guarded; it changes with GKEYS between calls)
             code += ["_d = {_h: 'h', 1: 'one', 's': 'str'}", "out.append(_d[_h])", "out.append(len(_d))",
                      "out.append(list(_d.values()))", "_r = reversed(_d.values())", "_d[1] = next(_r)",
-                     "out.append(list(_r))"]
+                     "out.append(list(_r))", "out.append(len(GODV))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

@@ -103,6 +103,7 @@ _PATCH_MODULES = (
     "set_dunder_view_operand",
     "set_subclass_inplace",
     "dict_view_live_iterator",
+    "ordered_dict_values_input",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
