@@ -677,12 +677,37 @@ GOD: "collections.OrderedDict" = collections.OrderedDict(a=1)
 GODV = GOD.values()
 
 
+class MissOD(collections.OrderedDict):
+    """An ``OrderedDict`` subclass whose ``__missing__`` stores the key (dict-subclass-missing)."""
+
+    def __missing__(self, key):
+        self[key] = len(self) * 10
+        return self[key]
+
+
+#: A global dict subclass with ``__missing__`` (an input), reset by ``gkeys_state``: ``zz`` only on odd calls,
+#: so ``GMISS['zz']`` calls ``__missing__`` on even ones (dict-subclass-missing: 2.7-2.8 raised KeyError in the
+#: trace; ``GMISS.get(k)``: 2.6 called ``__missing__``).
+GMISS: "MissOD" = MissOD(a=1)
+
+
+def missing_read(m, key):
+    """``m[key]``, or ``"KeyError"`` where it raises (dict-subclass-missing: 2.7-2.8 took this branch)."""
+    try:
+        return m[key]
+    except KeyError:
+        return "KeyError"
+
+
 def gkeys_state(n):
-    """``GKEYS``'s keys for call ``n``: ``a``, ``k<n>``, and ``c`` on odd calls only (``GOD``: the same)."""
+    """``GKEYS``'s keys for call ``n``: ``a``, ``k<n>``, and ``c`` on odd calls only (``GOD``: the same);
+    ``GMISS``: ``a`` and, on odd calls, ``zz``."""
     GKEYS.clear()
     GKEYS.update({"a": 1, f"k{n}": n, **({"c": 3} if n % 2 else {})})
     GOD.clear()
     GOD.update(GKEYS)
+    GMISS.clear()
+    GMISS.update({"a": n, **({"zz": -n} if n % 2 else {})})
 
 
 def items_views(d):
@@ -693,7 +718,8 @@ def items_views(d):
     view after the dict changed (2.5-2.6: folded over a copy; 2.8-2.11: dict-view-compare); iterators over the
     values and items, forward and reversed, that reach a key written after they were made; the length of an
     ``OrderedDict``'s values view read from a global (``GODV``: ordered-dict-values-input keeps Dynamo's length
-    guard; reading its items would end the program, a crash natively). ``>``/``>=`` with the
+    guard; reading its items would end the program, a crash natively); ``get`` of a dict subclass with
+    ``__missing__`` (``GMISS``: the default, never ``__missing__``). ``>``/``>=`` with the
     view on the left and ``s <= v`` are not generated (2.7-2.11's polyfills ask the set: a TypeError, native).
     ``d`` itself changes (``GKEYS``, reset per call)."""
     v = d.items()
@@ -720,7 +746,7 @@ def items_views(d):
     return (type(v).__name__, len(v), list(v), list(w), ("a", 1) in w, ("q", 2) in w, "a" in w, dict(w),
             collections.OrderedDict(w), f, 1 if {}.items() else 0, w,
             [type(view).__name__ for view in (od.keys(), od.values(), od.items(), e.keys())], compared, live,
-            len(GODV))
+            len(GODV), GMISS.get("zz"), GMISS.get("q", "d"), GMISS.get("a"))
 
 
 def view_compares(d, s):
@@ -827,7 +853,9 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "gkeys_state", "key_sets", "items_views", "fromkeys_only",
+           "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "gkeys_state", "key_sets",
+           "items_views",
+           "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
@@ -1430,7 +1458,7 @@ class Program:
             make.insert(2, "    sub_dict_state(n)")
         if any("GDD" in line for line in lines):
             make.insert(2, "    gdd_state(n)")
-        if any("GKEYS" in line or "GODV" in line for line in lines):
+        if any("GKEYS" in line or "GODV" in line or "GMISS" in line for line in lines):
             make.insert(2, "    gkeys_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
@@ -2258,7 +2286,13 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
             # list, its length guarded; it changes with GKEYS between calls)
             code += ["_d = {_h: 'h', 1: 'one', 's': 'str'}", "out.append(_d[_h])", "out.append(len(_d))",
                      "out.append(list(_d.values()))", "_r = reversed(_d.values())", "_d[1] = next(_r)",
-                     "out.append(list(_r))", "out.append(len(GODV))"]
+                     "out.append(list(_r))", "out.append(len(GODV))",
+                     # a dict subclass's __missing__ for an absent key, read in a helper that catches KeyError
+                     # (dict-subclass-missing, 2.7-2.8: the except branch; read in f, the KeyError Dynamo raises
+                     # natively makes it skip the whole frame, hiding every other op from the comparison under
+                     # fullgraph=False), then a present key
+                     "out.append(missing_read(GMISS, 'zz'))", "out.append(missing_read(GMISS, 'q'))",
+                     "out.append(GMISS['a'])"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

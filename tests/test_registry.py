@@ -800,6 +800,8 @@ WHEN_RELEASES = {
     # 2.13 iterates dict views over the dict tracker itself (DictViewIterator); reversed() calls the view's method
     ("dict-view-live-iterator", "BuiltinVariable.call_iter"): "<2.13",
     ("dict-view-live-iterator", "BuiltinVariable.call_reversed"): "<2.13",
+    # 2.7 tracks a dict subclass passed in as UserDefinedDictVariable, no longer as a MutableMappingVariable
+    ("dict-subclass-missing", "MutableMappingVariable.var_getattr"): "<2.7",
     # generic_jump computes a generic value's truth with generic_bool (2.13-2.14) / generic_is_true (2.15+)
     **{("object-truth-jump", f"InstructionTranslatorBase.{jump}"): ">=2.13" for jump in (
         "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",

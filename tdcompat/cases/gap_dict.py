@@ -1924,3 +1924,62 @@ CASES.add(
          doc="`it = reversed(d.values()); next(it); d['a'] = ...; list(it)`: the values of when the iterator was "
              "made, not the dict's (every release; 2.5-2.12 `reversed(view)` is a tuple)"),
 )
+
+
+# -- dict-subclass-missing: __missing__ is called by d[k] and never by d.get(k) --
+class MissingDict(dict):
+    """A dict subclass whose absent keys answer from ``__missing__`` (no write)."""
+
+    def __missing__(self, key):
+        return ("missing", key, len(self))
+
+
+class MissingOD(OrderedDict):
+    """An ``OrderedDict`` subclass whose ``__missing__`` stores the key, as ``defaultdict`` does."""
+
+    def __missing__(self, key):
+        self[key] = len(self) * 10
+        return self[key]
+
+
+def dict_subclass_missing_get(x, d, od):
+    """``get`` of an absent key: the default, never ``__missing__`` (2.6: ``__missing__``'s value)."""
+    return x + 1, d.get("z"), d.get("z", 7), d.get("a"), od.get("q"), od.get("q", -1), od.get("a")
+
+
+def dict_subclass_missing_getitem(x, d, od):
+    """``d[k]`` of an absent key: ``__missing__`` (2.7-2.8: the ``except KeyError`` branch)."""
+    try:
+        v = d["z"]
+    except KeyError:
+        v = "KeyError"
+    try:
+        w = od["q"]
+    except KeyError:
+        w = "KeyError"
+    return x + d["a"], v, w, od["a"], list(od.items())
+
+
+def _dict_subclass_missing_inputs():
+    return torch.randn(3), MissingDict(a=1, b=2), MissingOD(a=1)
+
+
+def _dict_subclass_missing_vary(args):
+    args[0].add_(1)
+    args[1]["a"] = 5
+    args[1]["z"] = "present"  # the second call finds the key: the presence guard must recompile
+    args[2]["p"] = 3
+
+
+CASES.add(
+    Case("dict_subclass_missing_get", ("dict-subclass-missing",), dict_subclass_missing_get,
+         _dict_subclass_missing_inputs, vary=_dict_subclass_missing_vary, torch=">=2.6",
+         unpatched=(Expect("==2.6.*", WRONG_RESULT),),
+         doc="`d.get('z')` of a dict subclass with `__missing__`, passed in: the default, not `__missing__`'s "
+             "value (2.6; 2.5: `get` of a dict subclass is a graph break with and without tdcompat)"),
+    Case("dict_subclass_missing_getitem", ("dict-subclass-missing",), dict_subclass_missing_getitem,
+         _dict_subclass_missing_inputs, vary=_dict_subclass_missing_vary,
+         unpatched=(Expect(">=2.7,<2.9", WRONG_RESULT),),
+         doc="`try: d['z'] except KeyError` of a dict subclass with `__missing__`, passed in: `__missing__`'s "
+             "value, not the `except` branch (2.7-2.8)"),
+)

@@ -104,6 +104,7 @@ _PATCH_MODULES = (
     "set_subclass_inplace",
     "dict_view_live_iterator",
     "ordered_dict_values_input",
+    "dict_subclass_missing",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
