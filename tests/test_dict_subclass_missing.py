@@ -125,6 +125,23 @@ def test_built_in_the_frame():
     assert found is None or (not IN_RANGE and isinstance(found, Unsupported)), found
 
 
+@pytest.mark.skipif(not IN_RANGE, reason="outside 2.6-2.8 Dynamo's own get answers it: natively None on "
+                    "2.5-2.14 for a plain dict (2.8-2.14 for a subclass), CPython's TypeError (not this patch's)")
+def test_get_with_a_keyword_default_is_not_answered():
+    """CPython: ``dict.get`` takes no keyword arguments (TypeError). Compiled: the same error or a graph break,
+    never the default."""
+
+    def fn(x, d):
+        return x + 1, d.get("z", default=3)
+
+    x, d = _make(Answers)(1)
+    with pytest.raises(TypeError):
+        fn(x, d)
+    torch._dynamo.reset()
+    with pytest.raises((TypeError, Unsupported)):
+        torch.compile(fn, backend="eager", fullgraph=True)(x, d)
+
+
 @pytest.mark.skipif(not IN_RANGE, reason="the patch applies on 2.6-2.8")
 def test_without_the_patch_it_is_wrong():
     shape = "get_absent" if RELEASE == (2, 6) else "caught"

@@ -41,8 +41,9 @@ from ..wrappers import DEFER, fail_safe, gate, method_name_gate, routed_gate
 NAME = "dict-subclass-missing"
 
 
-def _dict_get(obj, key, default=None):
-    """CPython's ``dict.get`` for a subclass that keeps ``dict``'s lookups: ``__missing__`` is never called."""
+def _dict_get(obj, key, default=None, /):
+    """CPython's ``dict.get`` for a subclass that keeps ``dict``'s lookups: ``__missing__`` is never called
+    (positional only, as ``dict.get``: ``get(k, default=v)`` is CPython's TypeError, here a failed binding)."""
     if key in obj:
         return obj[key]
     return default
