@@ -31,10 +31,10 @@ Everything else defers: other names and arities, classes without ``__missing__``
 from __future__ import annotations
 
 import collections
-import inspect
 from typing import Any
 
-from ..dynamo_api import bind_args
+from ..dict_classes import instance_attribute
+from ..dynamo_api import MISSING, bind_args, static_lookup, user_dict_storage
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate, method_name_gate, routed_gate
 
@@ -49,22 +49,16 @@ def _dict_get(obj, key, default=None, /):
     return default
 
 
-def _static(cls: type, name: str) -> Any:
-    try:
-        return inspect.getattr_static(cls, name)
-    except AttributeError:
-        return None
-
-
 def _missing_class(value: Any) -> bool:
-    """A strict ``dict`` subclass (metaclass ``type``) with a ``__missing__`` of its own and ``dict``'s lookups."""
+    """A strict ``dict`` subclass (metaclass ``type``) with a ``__missing__`` of its own and ``dict``'s lookups
+    (read without running anything: ``static_lookup``, ``instance_attribute``)."""
     cls = type(value)
     if type(cls) is not type or not issubclass(cls, dict) or cls in (dict, collections.OrderedDict):
         return False
-    if "__missing__" in getattr(value, "__dict__", {}) or _static(cls, "__missing__") is None:
+    if instance_attribute(value, "__missing__") or static_lookup(cls, "__missing__") is MISSING:
         return False
-    return (_static(cls, "__getitem__") is dict.__getitem__
-            and _static(cls, "__contains__") is dict.__contains__)
+    return (static_lookup(cls, "__getitem__") is dict.__getitem__
+            and static_lookup(cls, "__contains__") is dict.__contains__)
 
 
 def _subclasses_are_mappings() -> bool:
@@ -82,7 +76,7 @@ def _get(wrapped, instance, args, kwargs):
 
     bound = bind_args(args, kwargs, ("tx", "name"))
     if bound is None or bound[1] != "get" or not _missing_class(instance.value) \
-            or _static(type(instance.value), "get") is not dict.get:
+            or static_lookup(type(instance.value), "get") is not dict.get:
         return DEFER
     return UserMethodVariable(_dict_get, instance)
 
@@ -108,7 +102,7 @@ def _getitem(wrapped, instance, args, kwargs):
     tx, name, call_args, call_kwargs = bound
     if name != "__getitem__" or len(call_args) != 1 or call_kwargs or not _missing_class(instance.value):
         return DEFER
-    storage = getattr(instance, "_dict_vt", None)
+    storage = user_dict_storage(instance)
     if storage is None:
         return DEFER
     present = storage.call_method(tx, "__contains__", list(call_args), {})

@@ -29,6 +29,7 @@ could neither be reverted nor reach a builder made before it. Every other value 
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any
 
 from ..dynamo_api import bind_args, graph_break
@@ -38,21 +39,18 @@ from ..wrappers import DEFER, fail_safe, gate
 NAME = "ordered-dict-values-input"
 
 _ODICT_VALUES: type = type(collections.OrderedDict().values())
-_CLASSES: dict = {}
 
 
+@functools.lru_cache(maxsize=None)
 def _unreadable_cache_class() -> Any:
     """A ``LazyCache`` (torch/_dynamo/variables/lazy.py) whose realization graph-breaks."""
-    cls = _CLASSES.get("cache")
-    if cls is None:
-        from torch._dynamo.variables.lazy import LazyCache
+    from torch._dynamo.variables.lazy import LazyCache
 
-        class UnguardableItem(LazyCache):
-            def realize(self) -> None:
-                _item_break(getattr(self, "source", None))
+    class UnguardableItem(LazyCache):
+        def realize(self) -> None:
+            _item_break(getattr(self, "source", None))
 
-        cls = _CLASSES["cache"] = UnguardableItem
-    return cls
+    return UnguardableItem
 
 
 def _item_break(source: Any) -> None:
