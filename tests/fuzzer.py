@@ -691,10 +691,39 @@ class MissOD(collections.OrderedDict):
 GMISS: "MissOD" = MissOD(a=1)
 
 
+class SuperMiss(dict):
+    """A dict subclass whose ``__getitem__`` is ``dict``'s reached by name, ``super().__getitem__(k)``, and whose
+    ``by_name(k)`` is ``dict.__getitem__(self, k)``, with a ``__missing__`` that answers
+    (dict-subclass-base-getitem: 2.7-2.15 raised KeyError in the trace for an absent key)."""
+
+    def __missing__(self, key):
+        return ("missing", key, len(self))
+
+    def __getitem__(self, key):
+        return super().__getitem__(key)
+
+    def by_name(self, key):
+        return dict.__getitem__(self, key)
+
+
+#: A global ``SuperMiss`` (an input), reset by ``gkeys_state``: ``zz`` only on even calls.
+GSUPER: "SuperMiss" = SuperMiss(a=1)
+
+
 def missing_read(m, key):
-    """``m[key]``, or ``"KeyError"`` where it raises (dict-subclass-missing: 2.7-2.8 took this branch)."""
+    """``m[key]``, or ``"KeyError"`` where it raises (dict-subclass-missing: 2.7-2.8 took this branch;
+    dict-subclass-base-getitem: 2.7-2.15 for ``GSUPER``)."""
     try:
         return m[key]
+    except KeyError:
+        return "KeyError"
+
+
+def missing_by_name(m, key):
+    """``m.by_name(key)`` (``dict.__getitem__(m, key)``), or ``"KeyError"`` where it raises
+    (dict-subclass-base-getitem: 2.7-2.15 took this branch; 2.5-2.6 a graph break)."""
+    try:
+        return m.by_name(key)
     except KeyError:
         return "KeyError"
 
@@ -708,6 +737,8 @@ def gkeys_state(n):
     GOD.update(GKEYS)
     GMISS.clear()
     GMISS.update({"a": n, **({"zz": -n} if n % 2 else {})})
+    GSUPER.clear()
+    GSUPER.update({"a": n, **({} if n % 2 else {"zz": n})})
 
 
 def items_views(d):
@@ -853,7 +884,8 @@ def aliased(d):
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
-           "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "gkeys_state", "key_sets",
+           "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "SuperMiss", "GSUPER",
+           "missing_by_name", "gkeys_state", "key_sets",
            "items_views",
            "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
@@ -1458,7 +1490,7 @@ class Program:
             make.insert(2, "    sub_dict_state(n)")
         if any("GDD" in line for line in lines):
             make.insert(2, "    gdd_state(n)")
-        if any("GKEYS" in line or "GODV" in line or "GMISS" in line for line in lines):
+        if any("GKEYS" in line or "GODV" in line or "GMISS" in line or "GSUPER" in line for line in lines):
             make.insert(2, "    gkeys_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
@@ -2292,7 +2324,10 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
                      # natively makes it skip the whole frame, hiding every other op from the comparison under
                      # fullgraph=False), then a present key
                      "out.append(missing_read(GMISS, 'zz'))", "out.append(missing_read(GMISS, 'q'))",
-                     "out.append(GMISS['a'])"]
+                     "out.append(GMISS['a'])",
+                     # dict's own __getitem__ reached by name from a subclass with __missing__, the key absent
+                     # on odd calls (dict-subclass-base-getitem, 2.7-2.15: the except branch), in helpers
+                     "out.append(missing_read(GSUPER, 'zz'))", "out.append(missing_by_name(GSUPER, 'zz'))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

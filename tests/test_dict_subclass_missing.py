@@ -101,9 +101,9 @@ def test_equals_eager_or_breaks(shape, cls):
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_own_getitem_is_left_to_dynamo(shape):
-    """A class with its own ``__getitem__`` (``super().__getitem__``): Dynamo's own answer, with or without the
-    patch. (Natively wrong for an absent key on every release measured, 2.6-2.15: ``super().__getitem__`` does
-    not reach ``__missing__``; 2.6's ``get`` calls it. Not this patch's.)"""
+    """A class with its own ``__getitem__`` (``super().__getitem__``): not this patch's, with or without it.
+    (Natively wrong for an absent key on 2.7-2.15, ``super().__getitem__`` does not reach ``__missing__``:
+    dict-subclass-base-getitem's; 2.6's ``get`` calls it.)"""
     found = eager_vs_compiled(SHAPES[shape], _make(OwnGetitem), (1, 2))
     with without_patch(NAME):
         native = eager_vs_compiled(SHAPES[shape], _make(OwnGetitem), (1, 2))

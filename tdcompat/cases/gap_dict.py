@@ -1983,3 +1983,42 @@ CASES.add(
          doc="`try: d['z'] except KeyError` of a dict subclass with `__missing__`, passed in: `__missing__`'s "
              "value, not the `except` branch (2.7-2.8)"),
 )
+
+
+# -- dict-subclass-base-getitem: dict's own __getitem__ reached from a subclass's __getitem__ --
+
+
+class SuperMissingDict(dict):
+    """A dict subclass whose ``__getitem__`` is ``super()``'s, with a ``__missing__`` that answers."""
+
+    def __missing__(self, key):
+        return ("missing", key, len(self))
+
+    def __getitem__(self, key):
+        return super().__getitem__(key)
+
+
+class BaseMissingOD(OrderedDict):
+    """An ``OrderedDict`` subclass that calls ``dict.__getitem__`` by name, with a ``__missing__`` that stores."""
+
+    def __missing__(self, key):
+        self[key] = len(self) * 10
+        return self[key]
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, key)
+
+
+def _dict_subclass_base_getitem_inputs():
+    return torch.randn(3), SuperMissingDict(a=1, b=2), BaseMissingOD(a=1)
+
+
+CASES.add(
+    # the same frame as dict_subclass_missing_getitem; the classes reach dict.__getitem__ by name
+    Case("dict_subclass_base_getitem", ("dict-subclass-base-getitem",), dict_subclass_missing_getitem,
+         _dict_subclass_base_getitem_inputs, vary=_dict_subclass_missing_vary, torch=">=2.7",
+         unpatched=(Expect(">=2.7", WRONG_RESULT),),
+         doc="`try: d['z'] except KeyError` where the dict subclass's `__getitem__` calls `super().__getitem__` "
+             "or `dict.__getitem__` and it has `__missing__`: `__missing__`'s value, not the `except` branch "
+             "(2.5-2.6: `dict.__getitem__(self, k)` is a graph break with and without tdcompat)"),
+)

@@ -105,6 +105,7 @@ _PATCH_MODULES = (
     "dict_view_live_iterator",
     "ordered_dict_values_input",
     "dict_subclass_missing",
+    "dict_subclass_base_getitem",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
