@@ -35,6 +35,14 @@ def user_dict_storage(vt):
     return state.get("_base_vt", state.get("_dict_vt"))
 
 
+def dict_methods_check_keywords() -> bool:
+    """Does Dynamo check a dict method's arguments against its C flags (2.15: ``ConstDictVariable.tp_methods``,
+    each entry's ``Method`` refuses keywords ``dict.get`` does not take)? Up to 2.14 ``call_method`` drops them."""
+    from torch._dynamo.variables import ConstDictVariable
+
+    return "get" in (getattr(ConstDictVariable, "tp_methods", None) or {})
+
+
 def user_set_storage(vt):
     """The set tracker holding the items of a set subclass instance's tracker (``_set_vt`` up to 2.11,
     ``_base_vt`` from 2.12), or None (not such a tracker)."""

@@ -719,6 +719,38 @@ def missing_read(m, key):
         return "KeyError"
 
 
+#: 2.7+ raise TypeError in the trace: a dict's refused keywords are compared there. 2.5-2.6 break on them
+#: (dict-method-keywords: no TypeError in the trace there), and a break ends a program whose frame holds a NaN
+#: constant (Dynamo's resume guards cannot name it, an InternalTorchDynamoError): tests/test_dict_method_keywords.py
+#: covers them there.
+KEYWORDS_REFUSED_IN_TRACE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 7)
+
+
+def keyword_calls(d):
+    """``get``/``pop``/``setdefault`` of ``d`` with keywords, each caught (dict-method-keywords): an
+    ``OrderedDict``'s own ``pop``/``setdefault`` bind ``key``/``default`` (2.5-2.15 dropped ``default=``, refused
+    ``key=``); a plain dict's take none (CPython's TypeError; 2.5-2.14 dropped them: ``get`` answered ``None``,
+    ``pop`` popped). ``dict``'s ``get`` of an ``OrderedDict`` with keywords is a clean break (CPython's text
+    depends on the call's form): not generated."""
+    if isinstance(d, collections.OrderedDict):
+        calls = (lambda: d.setdefault("y", default=len(d)), lambda: d.pop("zz", default=-len(d)),
+                 lambda: d.pop(key="y"), lambda: d.setdefault(key="w"))
+        if KEYWORDS_REFUSED_IN_TRACE:
+            calls += (lambda: d.pop("w", fallback=1),)
+    elif KEYWORDS_REFUSED_IN_TRACE:
+        calls = (lambda: d.get("z", default=3), lambda: d.pop("s", default=0), lambda: d.setdefault("y", default=1),
+                 lambda: d.get(key="s"))
+    else:
+        calls = ()
+    out = []
+    for call in calls:
+        try:
+            out.append(call())
+        except (TypeError, KeyError) as error:
+            out.append(type(error).__name__)
+    return out
+
+
 def missing_by_name(m, key):
     """``m.by_name(key)`` (``dict.__getitem__(m, key)``), or ``"KeyError"`` where it raises
     (dict-subclass-base-getitem: 2.7-2.15 took this branch; 2.5-2.6 a graph break)."""
@@ -885,7 +917,7 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "SuperMiss", "GSUPER",
-           "missing_by_name", "gkeys_state", "key_sets",
+           "missing_by_name", "keyword_calls", "KEYWORDS_REFUSED_IN_TRACE", "gkeys_state", "key_sets",
            "items_views",
            "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
@@ -1994,7 +2026,7 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1",
                             "_io = {o}; _io |= {{'r': len({o})}}; out.append(_io is {o})"),
                  # an OrderedDict passed in reordered (ordered-dict-reorder-replay, 2.7-2.15), copied, a copy of a
                  # copy of a subclass built here (dict-subclass-copy)
-                 "POD": ("{o}['z'] = 1", "{o}.move_to_end('a') if 'a' in {o} else None",
+                 "POD": ("{o}['z'] = 1; out.append(keyword_calls({o}))", "{o}.move_to_end('a') if 'a' in {o} else None",
                          # last= given: read as CPython reads it, or a break where its truth runs user code
                          # (ordered-dict-move-to-end: 2.7-2.8 crash, 2.9-2.15 ignore a last= of no constant)
                          "{o}.move_to_end('b', last=False) if 'b' in {o} else None; "
@@ -2020,7 +2052,9 @@ TRUTH_CHANGES = {"TDict": ("{o}.clear()", "{o}['z'] = 1",
                  "TLen": ("{o}.clear()", "{o}['z'] = 1"),
                  "TBoolList": ("{o}.clear()", "{o}.append(3)"),
                  # a copy of a dict passed in, changed and returned (dict-copy-source, 2.5)
-                 "PDict": ("{o}.clear()", "{o}['z'] = 1", "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)",
+                 # get/pop/setdefault with keywords (dict-method-keywords, a dict's refused: 2.5-2.14)
+                 "PDict": ("{o}.clear()", "{o}['z'] = 1; out.append(keyword_calls({o}))",
+                           "_cp = {o}.copy(); _cp['c'] = 1; out.append(_cp)",
                            "_cd = dict({o}); _cd['c'] = 1; out.append(_cd)",
                            "_co = collections.OrderedDict({o}); _co['c'] = 1; out.append(_co)"),
                  # merges of a dict subclass (dict-subclass-merge, 2.5-2.12), after a change CPython's read shows
@@ -2327,7 +2361,13 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
                      "out.append(GMISS['a'])",
                      # dict's own __getitem__ reached by name from a subclass with __missing__, the key absent
                      # on odd calls (dict-subclass-base-getitem, 2.7-2.15: the except branch), in helpers
-                     "out.append(missing_read(GSUPER, 'zz'))", "out.append(missing_by_name(GSUPER, 'zz'))"]
+                     "out.append(missing_read(GSUPER, 'zz'))", "out.append(missing_by_name(GSUPER, 'zz'))",
+                     # get/pop/setdefault with keywords on an OrderedDict and a dict made here
+                     # (dict-method-keywords: OrderedDict's bind, dict's are refused); not _d: a helper given a
+                     # dict keyed by a NaN tuple ends the program at a later break on 2.5-2.7 (Dynamo's resume
+                     # guard cannot name nan), with and without tdcompat, wherever tracing reaches that far
+                     "out.append(keyword_calls(collections.OrderedDict(s=len(out), y=1)))",
+                     "out.append(keyword_calls({'s': len(out), 'y': 2}))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

@@ -76,8 +76,9 @@ def _ordered(seed):
 
 MAKERS = {"plain": _plain, "subclass": _sub, "ordered": _ordered}
 #: For an OrderedDict the patch defers dunder methods and keyword calls (CPython's text depends on how
-#: the method was reached); Dynamo's own outcome is kept: a graph break or a crash on 2.7-2.8.
-NATIVE_TEXT = {(name, "ordered") for name in ("get_kw", "contains0", "len1", "setitem1")}
+#: the method was reached); Dynamo's own outcome is kept: a graph break or a crash on 2.7-2.8. ``get`` with
+#: keywords is dict-method-keywords' (a graph break for any class but an exact dict, for the same reason).
+NATIVE_TEXT = {(name, "ordered") for name in ("get_kw", "contains0", "len1", "setitem1")} | {("get_kw", "subclass")}
 PARAMS = [(name, kind) for name in CALLS for kind in MAKERS if (name, kind) not in NATIVE_TEXT]
 
 

@@ -2022,3 +2022,57 @@ CASES.add(
              "or `dict.__getitem__` and it has `__missing__`: `__missing__`'s value, not the `except` branch "
              "(2.5-2.6: `dict.__getitem__(self, k)` is a graph break with and without tdcompat)"),
 )
+
+
+# -- dict-method-keywords: get/pop/setdefault called with keywords --
+
+
+def ordered_dict_keyword_methods(x, od):
+    """An ``OrderedDict``'s own ``pop``/``setdefault`` take ``key``/``default`` by keyword, each call caught as
+    users would (2.5-2.9: the compile crashes; 2.10-2.15: ``default=`` dropped, ``key=`` refused)."""
+    out = []
+    for call in (lambda: od.setdefault("q", default=len(od) * 10), lambda: od.setdefault(key="q"),
+                 lambda: od.pop("z", default=-1), lambda: od.pop(key="a")):
+        try:
+            out.append(call())
+        except (TypeError, KeyError) as error:
+            out.append(type(error).__name__)
+    return x + len(od), out, list(od.items())
+
+
+def _ordered_dict_keyword_inputs():
+    return torch.randn(3), OrderedDict(a=1, b=2)
+
+
+def _ordered_dict_keyword_vary(args):
+    args[0].neg_()
+    args[1]["z"] = "present"  # the second call pops it: the presence guard must recompile
+    args[1]["a"] = 5
+    args[1]["c"] = 3
+
+
+def dict_keyword_methods_refused(x, d):
+    """``dict.get``/``pop``/``setdefault`` take no keyword arguments: CPython's ``TypeError``, caught (2.7-2.14:
+    ``get`` answers ``None``/the value, ``pop`` pops)."""
+    out = []
+    for call in (lambda: d.get("z", default=3), lambda: d.get("a", default=3), lambda: d.pop("a", default=3),
+                 lambda: d.setdefault("q", default=3), lambda: d.get(key="a")):
+        try:
+            out.append(call())
+        except TypeError as error:
+            out.append(type(error).__name__)
+    return x + len(d), out, sorted(d)
+
+
+CASES.add(
+    Case("dict_method_keywords", ("dict-method-keywords",), ordered_dict_keyword_methods,
+         _ordered_dict_keyword_inputs, vary=_ordered_dict_keyword_vary,
+         unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"^AssertionError"), Expect(">=2.10", WRONG_RESULT)),
+         doc="`od.pop('z', default=-1)`, `od.pop(key='a')`, `od.setdefault('q', default=v)` of an `OrderedDict` "
+             "(CPython binds the keywords): `default=` dropped, `key=` refused (2.5-2.9: the compile crashes)"),
+    Case("dict_method_keywords_refused", ("dict-method-keywords",), dict_keyword_methods_refused,
+         lambda: (torch.randn(3), {"a": 1, "b": 2}), vary=_ordered_dict_keyword_vary, torch=">=2.7",
+         unpatched=(Expect("<2.10", GRAPH_BREAK, detail=r"^AssertionError"), Expect("<2.15", WRONG_RESULT)),
+         doc="`try: d.get('z', default=3) except TypeError` of a dict: CPython's `TypeError`, not `None` "
+             "(2.7-2.9: the compile crashes; 2.5-2.6: a graph break with tdcompat, which cannot raise it there)"),
+)

@@ -106,6 +106,7 @@ _PATCH_MODULES = (
     "ordered_dict_values_input",
     "dict_subclass_missing",
     "dict_subclass_base_getitem",
+    "dict_method_keywords",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

@@ -22,6 +22,8 @@ arguments before it reads them or the mapping, and ``update`` of a non-iterable 
 changes anything, so the ``TypeError`` it raises is the one the user's call raises, text included;
 that error is raised in the trace. Whatever else the probe does (no error, another error) defers.
 
+Keyword calls of ``get``/``pop``/``setdefault`` are ``dict-method-keywords``' (every release), not this patch's.
+
 Why that is sound: the argument count and keyword names are static in the bytecode Dynamo traces,
 the receiver's class is ``user_cls`` (guarded with the mapping), ``update``'s constant is guarded
 or made in the frame, and for these C methods the error depends on nothing else. ``defaultdict``
@@ -44,6 +46,8 @@ NAME = "dict-method-arity"
 _RECEIVERS = (dict, collections.OrderedDict)
 #: What ``update`` cannot iterate: ``d.update(1)`` raises TypeError before it changes anything.
 _NON_ITERABLE = frozenset({int, float, bool, complex, type(None)})
+#: Keyword calls of these are dict-method-keywords' gap (every release), not this patch's.
+_KEYWORD_METHODS = frozenset({"get", "pop", "setdefault"})
 #: dict method -> the positional argument counts CPython accepts (no keywords for any of them).
 _ARITY = {
     "keys": (0,), "values": (0,), "items": (0,), "copy": (0,), "clear": (0,),
@@ -60,6 +64,8 @@ def _refused(cls: type, name: str, call_args, keywords) -> "TypeError | None":
 
     if cls is not dict and (name.startswith("__") or keywords):
         return None  # CPython words these for an OrderedDict by how it was called (descriptor or bound)
+    if keywords and name in _KEYWORD_METHODS:
+        return None  # dict-method-keywords' (every release), whatever the positional count
     if name == "update":
         if (len(call_args) != 1 or keywords or type(call_args[0]) is not ConstantVariable
                 or type(call_args[0].value) not in _NON_ITERABLE):
@@ -118,7 +124,7 @@ def _call_method_gate(original, handle):
 PATCH = Patch(
     name=NAME,
     symptoms=(
-        ('`try: d.keys(1) / except TypeError` (or `d.get()`, `d.copy(1)`, `d.get(key=k)`) on a dict '
+        ('`try: d.keys(1) / except TypeError` (or `d.get()`, `d.copy(1)`, `d.keys(x=1)`) on a dict '
              'or dict subclass: the compile **crashes** (`AssertionError`, `InternalTorchDynamoError: '
              'IndexError`), also without `fullgraph`',
          '2.7–2.8',
