@@ -710,6 +710,15 @@ class SuperMiss(dict):
 GSUPER: "SuperMiss" = SuperMiss(a=1)
 
 
+class PlainSub(dict):
+    """A dict subclass that adds nothing."""
+
+
+#: A global ``PlainSub`` (an input), reset by ``gkeys_state``: empty on odd calls, ``c`` on even ones
+#: (dict-subclass-contains-guard, 2.5-2.6: ``'c' in GEMPTY`` compiled empty was not guarded).
+GEMPTY: "PlainSub" = PlainSub()
+
+
 def missing_read(m, key):
     """``m[key]``, or ``"KeyError"`` where it raises (dict-subclass-missing: 2.7-2.8 took this branch;
     dict-subclass-base-getitem: 2.7-2.15 for ``GSUPER``)."""
@@ -771,6 +780,8 @@ def gkeys_state(n):
     GMISS.update({"a": n, **({"zz": -n} if n % 2 else {})})
     GSUPER.clear()
     GSUPER.update({"a": n, **({} if n % 2 else {"zz": n})})
+    GEMPTY.clear()
+    GEMPTY.update({} if n % 2 else {"c": n})
 
 
 def items_views(d):
@@ -917,7 +928,8 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "SuperMiss", "GSUPER",
-           "missing_by_name", "keyword_calls", "KEYWORDS_REFUSED_IN_TRACE", "gkeys_state", "key_sets",
+           "missing_by_name", "keyword_calls", "KEYWORDS_REFUSED_IN_TRACE", "PlainSub", "GEMPTY", "gkeys_state",
+           "key_sets",
            "items_views",
            "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
@@ -1522,7 +1534,7 @@ class Program:
             make.insert(2, "    sub_dict_state(n)")
         if any("GDD" in line for line in lines):
             make.insert(2, "    gdd_state(n)")
-        if any("GKEYS" in line or "GODV" in line or "GMISS" in line or "GSUPER" in line for line in lines):
+        if any(name in line for line in lines for name in ("GKEYS", "GODV", "GMISS", "GSUPER", "GEMPTY")):
             make.insert(2, "    gkeys_state(n)")
         for i, o in enumerate(self.objects):
             if o.place == "local":
@@ -2367,7 +2379,10 @@ def _render_family_op(program: Program, op: Op, state: Dict[int, "_State"], inde
                      # dict keyed by a NaN tuple ends the program at a later break on 2.5-2.7 (Dynamo's resume
                      # guard cannot name nan), with and without tdcompat, wherever tracing reaches that far
                      "out.append(keyword_calls(collections.OrderedDict(s=len(out), y=1)))",
-                     "out.append(keyword_calls({'s': len(out), 'y': 2}))"]
+                     "out.append(keyword_calls({'s': len(out), 'y': 2}))",
+                     # membership in a dict subclass global that is empty on odd calls
+                     # (dict-subclass-contains-guard, 2.5-2.6: unguarded)
+                     "out.append(('c' in GEMPTY, 'c' not in GEMPTY))"]
         elif k == "set":
             code += ["_s = {_h, 1, 's'}", "out.append(len(_s))", "out.append(_h in _s)", "out.append(3 in _s)"]
         elif det:

@@ -2076,3 +2076,35 @@ CASES.add(
          doc="`try: d.get('z', default=3) except TypeError` of a dict: CPython's `TypeError`, not `None` "
              "(2.7-2.9: the compile crashes; 2.5-2.6: a graph break with tdcompat, which cannot raise it there)"),
 )
+
+
+# -- dict-subclass-contains-guard: `k in d` of a dict subclass passed in empty --
+
+
+class PlainSubDict(dict):
+    """A dict subclass that adds nothing."""
+
+
+class PlainSubOD(OrderedDict):
+    """An ``OrderedDict`` subclass that adds nothing."""
+
+
+def dict_subclass_contains_guard(x, d, od):
+    """``k in d`` / ``k not in od`` of dict subclasses passed in empty, then holding ``k`` (2.5-2.6: the first
+    answer again)."""
+    return x + (1 if "c" in d else 2), "c" not in od, "a" in d
+
+
+def _dict_subclass_contains_vary(args):
+    args[0].add_(1)
+    args[1]["c"] = 1  # the second call finds the keys: the presence guard must recompile
+    args[2]["c"] = 2
+
+
+CASES.add(
+    Case("dict_subclass_contains_guard", ("dict-subclass-contains-guard",), dict_subclass_contains_guard,
+         lambda: (torch.randn(3), PlainSubDict(), PlainSubOD()), vary=_dict_subclass_contains_vary,
+         unpatched=(Expect("<2.7", WRONG_RESULT),),
+         doc="`'c' in d` of a dict subclass passed in empty, then holding `'c'`: the new answer (2.5-2.6: "
+             "the first one again, unguarded)"),
+)

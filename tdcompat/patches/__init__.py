@@ -107,6 +107,7 @@ _PATCH_MODULES = (
     "dict_subclass_missing",
     "dict_subclass_base_getitem",
     "dict_method_keywords",
+    "dict_subclass_contains_guard",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
