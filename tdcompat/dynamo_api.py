@@ -206,6 +206,20 @@ def static_lookup(cls: type, name: str):
     return MISSING
 
 
+def super_lookup(start: type, cls: type, name: str):
+    """``super(start, obj).<name>`` for an ``obj`` of class ``cls``, read as CPython's ``super_getattro`` reads it
+    (the classes after ``start`` in ``cls.__mro__``, their own ``__dict__``) without running anything, or
+    :data:`MISSING` (also where ``start`` is not in that MRO)."""
+    mro = type.__dict__["__mro__"].__get__(cls)
+    if not isinstance(start, type) or start not in mro:
+        return MISSING
+    for klass in mro[mro.index(start) + 1:]:
+        found = type.__dict__["__dict__"].__get__(klass).get(name, MISSING)
+        if found is not MISSING:
+            return found
+    return MISSING
+
+
 def _descriptor_type(cls: type, name: str) -> Optional[type]:
     """The type of what ``cls`` (or a base) holds under ``name``, read statically, or None."""
     attr = inspect.getattr_static(cls, name, None)

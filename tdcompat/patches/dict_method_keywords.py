@@ -16,17 +16,17 @@ What the handler accepts: ``call_method(tx, name, args, kwargs)`` with ``name`` 
 ``setdefault`` and at least one keyword, on a dict tracker (``ConstDictVariable`` and its subclasses: an exact
 ``dict``/``OrderedDict``/``defaultdict``, the storage of a dict subclass instance; ``UserDefinedDictVariable``,
 2.7+) whose class's method of that name is CPython's own C method (``dict.get``/``pop``/``setdefault``,
-``OrderedDict.pop``/``setdefault``: read with ``static_lookup``) and not shadowed in the instance's
-``__dict__``. It makes the same call through the method's descriptor, with ``None`` placeholders for every
-argument, on a new empty instance of the class's builtin base: CPython parses the arguments before it reads them or the
-mapping, so a ``TypeError`` there is the user's call's ``TypeError``. For an exact ``dict`` it is raised in the
-trace with that text (``d.get(...)`` and a bound ``f = d.get`` word it alike; 2.5-2.6 cannot raise it: a graph
-break), and for ``OrderedDict``'s own methods, whose Argument Clinic text names no class; ``dict``'s methods
-on any other class are a clean graph break, since CPython words it after the class or ``dict`` depending
-on how the method was reached; on 2.15, whose ``tp_methods`` refuse ``dict``'s own methods' keywords, those
-defer. Any other outcome means the keywords bind (only ``OrderedDict``'s ``key`` and ``default`` do): the
-handler passes the call on with the keywords in their positional places, the same call for these Argument
-Clinic methods. Everything else defers: calls without keywords, other methods, a class's own method.
+``OrderedDict.pop``/``setdefault``: read with ``static_lookup``) and not shadowed in the instance's ``__dict__``.
+It makes the same call through the method's descriptor, with ``None`` placeholders for every argument, on a new
+empty instance of the class's builtin base: CPython parses the arguments before it reads them or the mapping, so a
+``TypeError`` there is the user's call's ``TypeError``. For an exact ``dict`` it is raised in the trace with that
+text (``d.get(...)`` and a bound ``f = d.get`` word it alike; 2.5-2.6 cannot raise it: a graph break), and for
+``OrderedDict``'s own methods, whose Argument Clinic text names no class; ``dict``'s methods on any other class are
+a clean graph break, since CPython words it after the class or ``dict`` depending on how the method was reached; on
+2.15, whose ``tp_methods`` refuse ``dict``'s own methods' keywords, those defer. Any other outcome means the
+keywords bind (only ``OrderedDict``'s ``key`` and ``default`` do): the handler passes the call on with the keywords
+in their positional places, the same call for these Argument Clinic methods. Everything else defers: calls without
+keywords, other methods, a class's own method.
 """
 
 from __future__ import annotations
@@ -70,12 +70,12 @@ def _call_method(wrapped, instance, args, kwargs):
     if name not in _METHODS or not call_kwargs:
         return DEFER
     cls = python_type(instance)
-    if cls is None or not issubclass(cls, dict) or static_lookup(cls, name) not in _C_METHODS:
+    method = static_lookup(cls, name) if cls is not None and issubclass(cls, dict) else MISSING
+    if method not in _C_METHODS:
         return DEFER  # a class's own method (Dynamo inlines it) or a tracker that is not a dict
     value = getattr(instance, "value", MISSING)  # a subclass instance's tracker (2.7+): its own attribute wins
     if value is not MISSING and instance_attribute(value, name):
         return DEFER
-    method = static_lookup(cls, name)
     error = _probe(method, builtin_base(cls), len(call_args), list(call_kwargs))
     if error is not None:
         if method in _DICT_METHODS and dict_methods_check_keywords():

@@ -36,7 +36,7 @@ import types
 from typing import Any
 
 from ..dict_classes import instance_attribute
-from ..dynamo_api import MISSING, bind_args, static_lookup
+from ..dynamo_api import MISSING, bind_args, static_lookup, super_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, method_name_gate, routed_gate
 
@@ -55,19 +55,6 @@ def _missing_instance(value: Any) -> bool:
     """:func:`_missing_class`, and ``__missing__`` not in the instance's own ``__dict__`` (Dynamo's
     ``call_method`` would find that one; CPython's special lookup does not)."""
     return _missing_class(type(value)) and not instance_attribute(value, "__missing__")
-
-
-def _super_finds_dict_getitem(start: Any, cls: type) -> bool:
-    """CPython's ``super(start, obj).__getitem__``: the first class after ``start`` in ``type(obj).__mro__``
-    whose own ``__dict__`` holds the name."""
-    mro = type.__dict__["__mro__"].__get__(cls)
-    if not isinstance(start, type) or start not in mro:
-        return False
-    for klass in mro[mro.index(start) + 1:]:
-        found = type.__dict__["__dict__"].__get__(klass).get("__getitem__", MISSING)
-        if found is not MISSING:
-            return found is _DICT_GETITEM
-    return False
 
 
 def _missing_on_key_error(wrapped, args, kwargs, tx, obj, key):
@@ -106,7 +93,7 @@ def _super_getitem(wrapped, instance, args, kwargs):
         start = instance.typevar.as_python_constant()
     except NotImplementedError:
         return DEFER
-    if not _super_finds_dict_getitem(start, type(value)):
+    if super_lookup(start, type(value), "__getitem__") is not _DICT_GETITEM:  # CPython's super_getattro
         return DEFER
     tx, (key,) = call
     return _missing_on_key_error(wrapped, args, kwargs, tx, obj, key)
