@@ -799,6 +799,8 @@ WHEN_RELEASES = {
     ("set-view-operator", "DictKeysVariable.call_method"): "<2.13",
     # 2.13 iterates dict views over the dict tracker itself (DictViewIterator); reversed() calls the view's method
     ("dict-view-live-iterator", "BuiltinVariable.call_iter"): "<2.13",
+    # 2.9 iterates zip's arguments itself (pytorch/pytorch#156370's stack): nothing to keep lazy after it
+    ("iterator-consumption", "BuiltinVariable.call_zip"): "<2.9",
     ("dict-view-live-iterator", "BuiltinVariable.call_reversed"): "<2.13",
     # 2.7 tracks a dict subclass passed in as UserDefinedDictVariable, no longer as a MutableMappingVariable
     ("dict-subclass-missing", "MutableMappingVariable.var_getattr"): "<2.7",

@@ -436,3 +436,41 @@ CASES.add(
          doc="`type(f.__dict__) is dict` False for a function passed in (2.5-2.11: Dynamo answers with the "
              "getset descriptor every function shares; tests/test_function_dict_model.py has the rest)"),
 )
+
+
+# -- iterator-consumption: an iterator consumed by a builtin is exhausted; `if it:` is true --
+
+ITERATORS = ("iterator-consumption",)
+
+
+def iterator_consumed_twice(o, x):
+    """``list(it)``, ``[*it]``, ``zip(it, it)``, ``x in it`` of iterators made in the frame, each read again."""
+    n = o.n
+    it = iter({"a": 1, "b": n, "c": 3}.values())
+    first = next(it)
+    rest, again = list(it), [*it]
+    pairs_of = iter([1, 2, n, 4, 5])
+    pairs = list(zip(pairs_of, pairs_of))
+    found = iter([1, 2, 3, n])
+    return x * first + len(rest), rest, again, pairs, list(pairs_of), (2 in found), list(found)
+
+
+def iterator_truth(o, x):
+    """``if it:`` of an exhausted iterator (CPython: true) and of one with items left (not consumed by the test)."""
+    n = o.n
+    done = iter([1, n])
+    list(done)
+    left = iter([x, n, 3])
+    next(left)
+    y = x * 2 if left else x
+    return (y + 1 if done else y - 1), list(left), list(done)
+
+
+CASES.add(
+    Case("iterator_consumed_twice", ITERATORS, iterator_consumed_twice, _seq_inputs,
+         unpatched=(Expect("<2.9", WRONG_RESULT),),
+         doc="`list(it)` then `[*it]`, `zip(it, it)`, `2 in it` then `list(it)`: the items again on 2.5-2.8"),
+    Case("iterator_truth", ITERATORS, iterator_truth, _seq_inputs,
+         unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="`if it:` false for an exhausted iterator (2.5-2.12) and consuming one (2.9-2.12)"),
+)

@@ -108,6 +108,7 @@ _PATCH_MODULES = (
     "dict_subclass_base_getitem",
     "dict_method_keywords",
     "dict_subclass_contains_guard",
+    "iterator_consumption",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
