@@ -24,6 +24,11 @@ from typing import Any, Callable, Optional, cast
 
 DEFER = object()
 
+
+class NotConstant(NotImplementedError):
+    """Raised by a handler of ``as_python_constant``: Dynamo's own answer for "not a Python constant", passed on
+    by the fail-safe (any other ``NotImplementedError`` from a handler is a handler failure)."""
+
 Handler = Callable[[Callable[..., Any], Any, tuple, dict], Any]
 
 
@@ -87,7 +92,8 @@ def fail_safe(patch_name: str) -> Callable[[Handler], Handler]:
                 state.effects = outer
                 from .dynamo_api import is_dynamo_control_flow
 
-                if is_dynamo_control_flow(error) or any(error is seen for seen in raised):
+                if is_dynamo_control_flow(error) or isinstance(error, NotConstant) or any(
+                        error is seen for seen in raised):
                     # Dynamo's own signal, or what Dynamo's method itself raised before the
                     # handler changed anything (a NotImplementedError that says "not a
                     # constant"): as without the patch. After effects_begin() it still breaks.

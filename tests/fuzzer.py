@@ -828,7 +828,8 @@ LAZY_FILTER = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:
 
 def iterator_uses(d):
     """Iterators over ``d``'s values and keys, a list and a range that a builtin ran to its end, read again
-    (iterator-consumption: 2.5-2.8 yield the items again); ``zip(it, it)``, ``zip`` with a shorter list, ``map`` and
+    (iterator-consumption: 2.5-2.8 yield the items again; ``all``/``sum`` of a fresh iterator over constants,
+    iterator-constant-fold: folded over a copy on 2.5-2.15); ``zip(it, it)``, ``zip`` with a shorter list, ``map`` and
     ``filter`` stepped item by item, the iterator read between steps (2.5-2.12: copied when made); ``x in it`` of
     constants, consumed to the match; ``if it:`` of an exhausted iterator and of one with items left (false, or
     consumed, on 2.5-2.12). ``filter`` of an iterator only where Dynamo can step it (2.6 on; 2.5: a graph break)."""
@@ -849,7 +850,10 @@ def iterator_uses(d):
     left = iter([first, len(d)])
     next(left)
     truth = (1 if done else 0, 1 if left else 0, list(left))
-    truth = truth + (list(filter(None, [0, len(d), ""])),)
+    # a builtin called on a fresh iterator over constants (iterator-constant-fold: folded over a copy, 2.5-2.15)
+    fresh, summed = iter([1, 0, len(d), 3]), iter((len(d), 2))
+    truth = truth + (all(fresh), list(fresh), sum(summed), list(summed))
+    truth = truth + (list(filter(bool, [0, len(d), ""])),)
     if LAZY_FILTER:
         fi = iter([1, len(d), 3, 0])
         f = filter(lambda v: v > 1, fi)

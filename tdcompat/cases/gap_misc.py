@@ -474,3 +474,24 @@ CASES.add(
          unpatched=(Expect("<2.13", WRONG_RESULT),),
          doc="`if it:` false for an exhausted iterator (2.5-2.12) and consuming one (2.9-2.12)"),
 )
+
+
+# -- iterator-constant-fold: a builtin called on a fresh iterator consumes it, not a copy --
+
+
+def iterator_constant_fold(o, x):
+    """``all(it)`` stops after the first false item, ``sum(it)`` runs it out: the iterator read again."""
+    it = iter([1, 0, o.n, 3])
+    partly = all(it)
+    rest = list(it)
+    whole = iter((o.n, 2))
+    total = sum(whole)
+    return x * total, partly, rest, list(whole)
+
+
+CASES.add(
+    Case("iterator_constant_fold", ("iterator-constant-fold",), iterator_constant_fold, _seq_inputs,
+         unpatched=(Expect(">=2.5", WRONG_RESULT),),
+         doc="`all(it)` / `sum(it)` of an iterator over constants, then `list(it)`: every item again (folded over "
+             "a copy, 2.5-2.15)"),
+)

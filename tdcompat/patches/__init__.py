@@ -109,6 +109,7 @@ _PATCH_MODULES = (
     "dict_method_keywords",
     "dict_subclass_contains_guard",
     "iterator_consumption",
+    "iterator_constant_fold",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

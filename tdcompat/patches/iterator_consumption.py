@@ -20,24 +20,24 @@ advancing ``index`` (2.5-2.8; upstream pytorch/pytorch#156370 / #157797, 2.9: it
 ``VariableTracker.call_method("__len__")`` counts the unpacked rest; ``reversed()``: ``BuiltinVariable.call_reversed``
 reverses it. 2.13 rewrote iteration on CPython's protocol (``generic_getiter``/``generic_iternext``).
 
-What the handlers accept, on a ``ListIteratorVariable`` (or a subclass that does not answer the call itself) that
-the frame may mutate (``is_mutable``): *unpacking* (2.5-2.8): the rest, and the iterator is left exhausted, with the
-mutation recorded as ``next()`` records it - every caller of ``unpack_var_sequence``/``force_unpack_var_sequence``
-on an iterator is a consumer that runs it to its end in CPython (``list``, ``tuple``, ``set``, star-unpacking, ...),
+What the handlers accept, on a ``ListIteratorVariable`` (or a subclass that does not answer the call itself) that the
+frame may mutate (``is_mutable``): *unpacking* (2.5-2.8): the rest, and the iterator is left exhausted, with the
+mutation recorded as ``next()`` records it - every caller of ``unpack_var_sequence``/``force_unpack_var_sequence`` on
+an iterator is a consumer that runs it to its end in CPython (``list``, ``tuple``, ``set``, star-unpacking, ...),
 truthiness excepted (below); ``has_unpack_var_sequence`` answers True without unpacking (2.9's answer). *``zip``
 (2.5-2.8), ``map``, ``filter`` (2.6-2.12)*: an iterator argument is kept as the iterator (``has_unpack_var_sequence``
 False during the call), which ``ZipVariable``/``MapVariable``/``FilterVariable`` step with ``next_variable`` item by
-item as CPython's do (every consumer of a zip measured - ``list``, ``tuple``, ``set``, ``sorted``, ``[*z]``,
-``a, b = z`` - steps it); 2.5 filters eagerly where ``filter()`` is called: ``filter`` of an iterator graph-breaks there. *``x in
-it``* (2.5-2.8): where ``x`` and every item up to the match are ``int``/``str``/``bool``/``None``/``bytes``/non-NaN
-``float`` constants (``==`` is then a pure function of their values, and identity adds nothing), the answer, with
-the iterator advanced past the match (or to its end), as CPython's ``PySequence_Contains`` on an iterator; anything
-else graph-breaks. *Truthiness* (2.5-2.12): when ``generic_jump`` asks (the caller's frame: ``generic_jump``'s
-``inner`` in ``torch._dynamo.symbolic_convert``), a one-element list (all it reads is ``len``) and nothing consumed:
-CPython finds no ``__bool__``/``__len__`` on an iterator type and answers True (checked on ``python_type()``).
-``len(it)`` (2.5-2.11) and ``reversed(it)`` (2.5-2.12) graph-break: CPython raises ``TypeError``. Everything else
-defers. Left as Dynamo has them (measured): ``s.isdisjoint(it)`` and ``set().union(it)`` (2.9-2.12) read the rest
-without consuming it, as they did.
+item as CPython's do (every consumer of a zip measured - ``list``, ``tuple``, ``set``, ``sorted``, ``[*z]``, ``a, b =
+z`` - steps it); 2.5 filters eagerly where ``filter()`` is called: ``filter`` of an iterator graph-breaks there. *``x
+in it``* (2.5-2.8): where ``x`` and every item up to the match are ``int``/``str``/``bool``/``None``/
+``bytes``/non-NaN ``float`` constants (``==`` is then a pure function of their values, and identity adds nothing), the
+answer, with the iterator advanced past the match (or to its end), as CPython's ``PySequence_Contains`` on an
+iterator; anything else graph-breaks. *Truthiness* (2.5-2.12): when ``generic_jump`` asks (the caller's frame:
+``generic_jump``'s ``inner`` in ``torch._dynamo.symbolic_convert``), a one-element list (all it reads is ``len``) and
+nothing consumed: CPython finds no ``__bool__``/``__len__`` on an iterator type and answers True (checked on
+``python_type()``). ``len(it)`` (2.5-2.11) and ``reversed(it)`` (2.5-2.12) graph-break: CPython raises ``TypeError``.
+Everything else defers. Left as Dynamo has them (measured): ``s.isdisjoint(it)`` and ``set().union(it)`` (2.9-2.12)
+read the rest without consuming it, as they did.
 """
 
 from __future__ import annotations
