@@ -45,21 +45,25 @@ from __future__ import annotations
 import math
 import sys
 import threading
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Optional
 
-from ..dynamo_api import graph_break, is_mutable, torch_release
+from ..dynamo_api import MISSING, graph_break, is_mutable, torch_release
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "iterator-consumption"
 _PLAIN = (int, str, bool, type(None), bytes, float)
 _state = threading.local()
+_cache: dict = {}
 
 
 def _unpack_consumes() -> bool:
     """2.9 on: Dynamo's own unpack exhausts a list iterator (pytorch/pytorch#156370)."""
-    return torch_release() >= (2, 9)
+    consumes = _cache.get("consumes")
+    if consumes is None:
+        consumes = _cache["consumes"] = torch_release() >= (2, 9)
+    return consumes
 
 
 def _list_iterator(vt: Any) -> bool:
@@ -68,18 +72,38 @@ def _list_iterator(vt: Any) -> bool:
     return isinstance(vt, ListIteratorVariable) and is_mutable(vt)
 
 
-def _asked_by_jump() -> bool:
-    """Is the caller of the wrapped ``unpack_var_sequence`` ``symbolic_convert.generic_jump``'s ``inner`` (``if it:``)?
-    The caller is the first frame of torch's own code above the handler: whatever wraps Dynamo's method in between
-    (tdcompat's installer, wrapt, a profiler) is not torch's. Other patches wrap the jump handlers themselves, so the
-    frame is told by its code's name, not by the class attribute."""
+def _jump_inner() -> Any:
+    """The code of ``symbolic_convert.generic_jump``'s nested ``inner`` (every ``POP_JUMP_IF_*`` handler runs it), or
+    None. Read from ``generic_jump``'s constants: other patches wrap the jump handlers themselves."""
+    found = _cache.get("jump", MISSING)
+    if found is MISSING:
+        from torch._dynamo import symbolic_convert
+
+        outer = getattr(symbolic_convert, "generic_jump", None)
+        codes = [c for c in getattr(getattr(outer, "__code__", None), "co_consts", ()) if isinstance(c, CodeType)]
+        found = _cache["jump"] = next((c for c in codes if c.co_name == "inner"), None)
+    return found
+
+
+def _asked_by_jump(jump: Any) -> bool:
+    """Is the caller of the wrapped ``unpack_var_sequence`` ``generic_jump``'s ``inner`` (``if it:``)? The caller is
+    the first frame of torch's own code above the handler: whatever wraps Dynamo's method in between (tdcompat's
+    installer, wrapt, a profiler) is not torch's. tdcompat's own frames are skipped by identity (no call)."""
+    own = _cache.get("own")
+    if own is None:
+        from .. import installer, wrappers
+
+        own = _cache["own"] = (vars(wrappers), vars(installer), globals())
     frame: Optional[FrameType] = sys._getframe(1)
-    while frame is not None and not frame.f_globals.get("__name__", "").startswith("torch."):
+    while frame is not None:
+        if frame.f_code is jump:
+            return True
+        scope = frame.f_globals
+        if scope is not own[0] and scope is not own[1] and scope is not own[2] and str(
+                scope.get("__name__", "")).startswith("torch."):
+            return False
         frame = frame.f_back
-    if frame is None or frame.f_globals.get("__name__") != "torch._dynamo.symbolic_convert":
-        return False
-    code = frame.f_code
-    return code.co_name == "inner" and getattr(code, "co_qualname", "generic_jump.").startswith("generic_jump.")
+    return False
 
 
 def _always_true(vt: Any) -> bool:
@@ -90,11 +114,12 @@ def _always_true(vt: Any) -> bool:
     return not hasattr(cls, "__bool__") and not hasattr(cls, "__len__")
 
 
-def _exhaust(tx: Any, it: Any) -> None:
-    if it.index < len(it.items):
+def _exhaust(tx: Any, it: Any, end: int) -> None:
+    """Leave ``it`` at ``end`` (its length), recording the mutation as ``next()`` does."""
+    if it.index < end:
         effects_begin()
         tx.output.side_effects.mutation(it)
-        it.index = len(it.items)
+        it.index = end
 
 
 @fail_safe(NAME)
@@ -102,12 +127,16 @@ def _unpack(wrapped, instance, args, kwargs):
     """``ListIteratorVariable.unpack_var_sequence(tx)``: consumed (2.5-2.8); ``if it:`` true (2.5-2.12)."""
     if len(args) != 1 or kwargs or not is_mutable(instance):
         return DEFER
-    if _asked_by_jump() and _always_true(instance):
+    jump = _jump_inner()
+    if jump is None:
+        return DEFER  # cannot tell `if it:` from a consumer: consume nothing
+    if _asked_by_jump(jump) and _always_true(instance):
         return [instance]  # generic_jump reads len() only: an iterator is true
     if _unpack_consumes():
         return DEFER
+    start = instance.index
     items = list(wrapped(*args, **kwargs))
-    _exhaust(args[0], instance)
+    _exhaust(args[0], instance, start + len(items))
     return items
 
 
@@ -186,7 +215,7 @@ def _call_method(wrapped, instance, args, kwargs):
             tx.output.side_effects.mutation(instance)
             instance.index += offset + 1
             return ConstantVariable.create(True)
-    _exhaust(tx, instance)
+    _exhaust(tx, instance, instance.index + len(rest))
     return ConstantVariable.create(False)
 
 
