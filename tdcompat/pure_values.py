@@ -3,8 +3,8 @@
 A patch that folds ``hash(v)`` or runs CPython's own set algebra on constants at trace time is sound only when
 the result depends on nothing but the values Dynamo already guards: no identity (``object.__hash__``, a NaN
 float since Python 3.10), no user ``__hash__``/``__eq__`` (a subclass of a builtin may define either). Likewise a
-truth test (``bool(v)``) folded at trace time. Shared by ``hash-constant-fold``, ``set-view-operator`` and
-``ordered-dict-move-to-end``. Imports nothing.
+truth test (``bool(v)``) folded at trace time. Shared by ``hash-constant-fold``, ``set-view-operator``,
+``ordered-dict-move-to-end`` and ``iterator-consumption`` (``x in it``). Imports nothing.
 """
 
 from __future__ import annotations

@@ -42,28 +42,24 @@ read the rest without consuming it, as they did.
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 from types import CodeType, FrameType
 from typing import Any, Optional
 
-from ..dynamo_api import MISSING, graph_break, is_mutable, torch_release
+from ..dynamo_api import MISSING, bind_args, graph_break, is_mutable, torch_release
+from ..pure_values import hashes_by_value
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, method_name_gate, routed_gate
 
 NAME = "iterator-consumption"
-_PLAIN = (int, str, bool, type(None), bytes, float)
 _state = threading.local()
 _cache: dict = {}
 
 
 def _unpack_consumes() -> bool:
     """2.9 on: Dynamo's own unpack exhausts a list iterator (pytorch/pytorch#156370)."""
-    consumes = _cache.get("consumes")
-    if consumes is None:
-        consumes = _cache["consumes"] = torch_release() >= (2, 9)
-    return consumes
+    return torch_release() >= (2, 9)
 
 
 def _list_iterator(vt: Any) -> bool:
@@ -125,7 +121,8 @@ def _exhaust(tx: Any, it: Any, end: int) -> None:
 @fail_safe(NAME)
 def _unpack(wrapped, instance, args, kwargs):
     """``ListIteratorVariable.unpack_var_sequence(tx)``: consumed (2.5-2.8); ``if it:`` true (2.5-2.12)."""
-    if len(args) != 1 or kwargs or not is_mutable(instance):
+    bound = bind_args(args, kwargs, ("tx",))
+    if bound is None or not is_mutable(instance):
         return DEFER
     jump = _jump_inner()
     if jump is None:
@@ -136,7 +133,7 @@ def _unpack(wrapped, instance, args, kwargs):
         return DEFER
     start = instance.index
     items = list(wrapped(*args, **kwargs))
-    _exhaust(args[0], instance, start + len(items))
+    _exhaust(bound[0], instance, start + len(items))
     return items
 
 
@@ -174,27 +171,30 @@ def _stepping(wrapped, args, kwargs):
 def _filter(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_filter(tx, fn, it)``: stepped where ``FilterVariable`` can (2.6 on); 2.5 filters the
     whole iterator where ``filter()`` is called, which cannot leave it where CPython's lazy filter does: a break."""
-    if len(args) != 3 or kwargs or not _list_iterator(args[2]):
+    bound = bind_args(args, kwargs, ("tx", "fn", "seq"))
+    if bound is None or not _list_iterator(bound[2]):
         return DEFER
     if not _lazy_filter():
-        graph_break("filter() of an iterator", f"filter({args[1]}, {args[2]})",
+        graph_break("filter() of an iterator", f"filter({bound[1]}, {bound[2]})",
                     "this Dynamo filters eagerly; CPython's filter draws from the iterator as it is stepped")
     return _stepping(wrapped, args, kwargs)
 
 
 def _plain(vt: Any) -> bool:
+    """A constant ``int``/``str``/``bool``/``None``/``bytes``/non-NaN ``float``: ``==`` a pure function of the value."""
     if not vt.is_python_constant():
         return False
     value = vt.as_python_constant()
-    return type(value) in _PLAIN and not (type(value) is float and math.isnan(value))
+    return type(value) not in (tuple, frozenset) and hashes_by_value(value)
 
 
 @fail_safe(NAME)
 def _call_method(wrapped, instance, args, kwargs):
     """``ListIteratorVariable.call_method(tx, "__contains__" | "__len__", args, kwargs)``."""
-    if len(args) != 4 or kwargs or not is_mutable(instance):
+    bound = bind_args(args, kwargs, ("tx", "name", "args", "kwargs"))
+    if bound is None or not is_mutable(instance):
         return DEFER
-    tx, name, call_args, call_kwargs = args
+    tx, name, call_args, call_kwargs = bound
     if call_kwargs:
         return DEFER
     if name == "__len__" and not call_args and torch_release() < (2, 12):
@@ -204,33 +204,37 @@ def _call_method(wrapped, instance, args, kwargs):
     from torch._dynamo.variables import ConstantVariable
 
     needle = call_args[0]
-    rest = list(instance.items[instance.index:])
-    if not _plain(needle):
+
+    def refuse():
         graph_break("x in iterator", f"{needle} in {instance}", "the match decides how far CPython consumes it")
-    for offset, item in enumerate(rest):
+
+    if not _plain(needle):
+        refuse()
+    read, found = 0, False
+    for item in instance.items[instance.index:]:  # CPython reads up to the match, or to the end
+        read += 1
         if not _plain(item):
-            graph_break("x in iterator", f"{needle} in {instance}", "the match decides how far CPython consumes it")
+            refuse()
         if item.as_python_constant() == needle.as_python_constant():
-            effects_begin()
-            tx.output.side_effects.mutation(instance)
-            instance.index += offset + 1
-            return ConstantVariable.create(True)
-    _exhaust(tx, instance, instance.index + len(rest))
-    return ConstantVariable.create(False)
+            found = True
+            break
+    _exhaust(tx, instance, instance.index + read)
+    return ConstantVariable.create(found)
 
 
 @fail_safe(NAME)
 def _reversed(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_reversed(tx, obj)`` of an iterator: a graph break."""
-    if len(args) != 2 or kwargs or not _list_iterator(args[1]):
+    bound = bind_args(args, kwargs, ("tx", "obj"))
+    if bound is None or not _list_iterator(bound[1]):
         return DEFER
     try:
-        cls = args[1].python_type()
+        cls = bound[1].python_type()
     except NotImplementedError:
         return DEFER
     if hasattr(cls, "__reversed__") or hasattr(cls, "__len__"):
         return DEFER
-    graph_break("reversed() of an iterator", f"reversed({args[1]})",
+    graph_break("reversed() of an iterator", f"reversed({bound[1]})",
                 "CPython raises TypeError: an iterator is not reversible")
 
 
@@ -259,8 +263,7 @@ PATCH = Patch(
     "exhausted and consumes it (2.9-2.12); len(it)/reversed(it) answer where CPython raises TypeError",
     upstream="torch/_dynamo/variables/lists.py: ListIteratorVariable.unpack_var_sequence, "
     "has_unpack_var_sequence, call_method; torch/_dynamo/variables/builtin.py: BuiltinVariable.call_zip, "
-    "call_map, call_reversed; "
-    "torch/_dynamo/symbolic_convert.py: generic_jump",
+    "call_map, call_filter, call_reversed; torch/_dynamo/symbolic_convert.py: generic_jump",
     mirrors="pytorch/pytorch#156370 / #157797 ([iter] exhaust ListIterator when unpack_var_sequence is called, 2.9); "
     "2.13's generic_getiter / generic_iternext",
     torch="<2.13",
@@ -284,7 +287,8 @@ PATCH = Patch(
     summary="an iterator consumed by list()/tuple()/zip()/in is exhausted; `if it:` is true and consumes nothing",
     history=(
         ("2.5-2.8", "unpacking a list iterator does not advance it; zip/map copy it; `in` does not consume; "
-         "`if it:` is len(rest) > 0; len(it) counts the rest (reversed(it): 2.5-2.6 TypeError, 2.7-2.8 reversed)"),
+         "`if it:` is len(rest) > 0; len(it) counts the rest; reversed(it) the reversed rest (2.5-2.6: in some frames "
+         "TypeError, as CPython)"),
         ("2.9-2.11", "unpacking exhausts it (pytorch/pytorch#156370), so `if it:`, len(it) and reversed(it) "
          "consume it"),
         ("2.12", "as 2.9 but len(it) raises TypeError"),
