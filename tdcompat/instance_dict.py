@@ -14,7 +14,10 @@ Named API: :func:`instance_dict_receiver_types`, :func:`instance_dict_contains`,
 :data:`ANY_DELETED`), :func:`deletion_tracker`, :func:`readd_tracker`,
 :func:`readd_instance_dict_tracker`, :func:`guard_deletion_replay`,
 :func:`refuse_deletion_under_class_attribute`, :func:`deletion_replays_as_recorded`,
-:func:`order_module_deletion`.
+:func:`order_module_deletion`; what the frame wrote through ``obj.__dict__`` where Dynamo's replay
+would not write it there: :func:`note_dict_write`, :func:`dict_written`, :func:`dict_written_names` (and
+:data:`ANY_DICT_WRITE`), :func:`dict_write_replay_plan`, :func:`record_key`; the keys an item operation
+takes: :func:`item_key`, :func:`plain_constant_key`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import inspect
 import weakref
 
 from .dynamo_api import (
+    MISSING,
+    const_str,
     graph_break,
     guard_dict_contains,
     guard_dict_keys_in_order,
@@ -52,6 +57,52 @@ def pending_stores(side_effects, item) -> dict:
     table = side_effects.store_attr_mutations
     local = getattr(item, "mutable_local", None)
     return (table.get(local) if local is not None and local in table else table.get(item)) or {}
+
+
+#: What the frame wrote through ``obj.__dict__`` where Dynamo's own replay of the record would not be
+#: a ``__dict__`` write (a key a data descriptor of the class shares, before 2.8): tracker (and, on
+#: 2.5, its ``mutable_local``) -> name -> the value trackers written. The replay of such an entry is
+#: taken over (:func:`dict_written`); never cleared within a trace (a restored checkpoint's record
+#: holds only values noted here or others, which keep Dynamo's replay).
+_DICT_WRITES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+#: Empty until a write was noted: a gate's test that costs no call.
+ANY_DICT_WRITE: dict = _DICT_WRITES.data  # type: ignore[attr-defined]
+
+
+def note_dict_write(item, name, value) -> None:
+    """Remember that the frame stored ``value`` (a tracker) under ``name`` through ``item.__dict__``."""
+    for key in (item, getattr(item, "mutable_local", None)):
+        if key is None:
+            continue
+        try:
+            _DICT_WRITES.setdefault(key, {}).setdefault(name, []).append(value)
+        except TypeError:  # not weakly referenceable: cannot be a record key
+            pass
+
+
+def dict_written(item, name, value) -> bool:
+    """Is ``value`` (the record's entry under ``name``) one the frame wrote through ``item.__dict__``?
+    By identity: a later store of another value under that name is not."""
+    for key in (item, getattr(item, "mutable_local", None)):
+        try:
+            written = _DICT_WRITES.get(key) if key is not None else None
+        except TypeError:
+            written = None
+        if written and any(v is value for v in written.get(name, ())):
+            return True
+    return False
+
+
+def dict_written_names(item) -> frozenset:
+    """The names the frame wrote through ``item.__dict__`` (see :func:`note_dict_write`)."""
+    names: set = set()
+    for key in (item, getattr(item, "mutable_local", None)):
+        try:
+            names |= set(_DICT_WRITES.get(key, ())) if key is not None else set()
+        except TypeError:
+            pass
+    return frozenset(names)
 
 
 def note_deleted_attr(item, name) -> None:
@@ -555,6 +606,104 @@ def instance_dict_item(tx, obj, name: str):
         object.__getattribute__(obj.value, "__dict__")[name])
 
 
+#: Replay operations: ``obj.__dict__[key] = value``; ``object.__setattr__(obj, key, value)`` (what Dynamo's
+#: ``STORE_ATTR`` / ``object.__setattr__`` replay runs); ``delattr(obj, key)`` (its ``DELETE_ATTR``).
+SET_ITEM, SET_ATTR, DEL_ATTR = "setitem", "setattr", "delattr"
+
+
+def plain_constant_key(key) -> bool:
+    """``None``, a ``bool``, ``int``, ``bytes`` or non-NaN ``float``, or a tuple of these: a key whose hash
+    and ``==`` are pure functions of its value (so Dynamo's record, itself a Python dict, files it as
+    CPython's instance dict does: ``1``, ``True`` and ``1.0`` one entry), that compiled code loads as a
+    constant. Not a ``str`` subclass, a NaN (found by identity), a user object."""
+    if key is None or type(key) in (bool, int, bytes):
+        return True
+    if type(key) is float:
+        return key == key
+    return type(key) is tuple and all(plain_constant_key(k) for k in key)
+
+
+def item_key(obj, vt):
+    """The key of an item operation on ``obj.__dict__`` (``d[k]``, ``d[k] = v``, ``del d[k]``, ``k in d``,
+    ``get``/``pop``/``setdefault``): a ``str`` constant; for a plain user object made in the frame (exact
+    ``UserDefinedObjectVariable``: its whole instance dict is in Dynamo's record, nothing to guard) also a
+    :func:`plain_constant_key`, whose writes :func:`dict_write_replay_plan` replays as ``__dict__`` writes
+    (``STORE_ATTR`` needs a ``str``); else :data:`tdcompat.dynamo_api.MISSING` (``None`` is a key)."""
+    key = const_str(vt)
+    if key is not None:
+        return key
+    from torch._dynamo.variables import UserDefinedObjectVariable
+
+    if type(obj) is not UserDefinedObjectVariable or not made_in_frame(obj):
+        return MISSING
+    try:
+        if not vt.is_python_constant():
+            return MISSING
+        key = vt.as_python_constant()
+    except Exception:  # noqa: BLE001 - not a constant after all
+        return MISSING
+    return key if plain_constant_key(key) else MISSING
+
+
+def _replay_differs(var, name) -> bool:
+    """Would Dynamo's replay of a store under ``name`` differ from a ``__dict__`` write? For a name that
+    is not a ``str`` (``STORE_ATTR`` cannot replay it at all) and, before 2.8, for a name a data descriptor
+    of the class shares (``STORE_ATTR`` runs the descriptor; 2.8 on replays those that the frame wrote
+    through ``__dict__`` with ``object_setattr_ignore_descriptor``)."""
+    if type(name) is not str:
+        return True
+    return not hasattr(var, "should_skip_descriptor_setter") and is_data_descriptor(type(var.value), name)
+
+
+def _dynamo_writes_dict(var, name) -> bool:
+    """2.8-2.11: does Dynamo replay a store under ``name`` as a ``__dict__`` write
+    (``should_skip_descriptor_setter``: a descriptor with a traced ``__set__``, or a name written through
+    ``__dict__``)?"""
+    skip = getattr(var, "should_skip_descriptor_setter", None)
+    return bool(skip is not None and skip(name))
+
+
+def dict_write_replay_plan(side_effects, var):
+    """``[(op, key, value tracker or None)]`` replaying ``var``'s whole record in its order
+    (:data:`SET_ITEM`, :data:`SET_ATTR`, :data:`DEL_ATTR`), or None where Dynamo's own replay stands:
+    ``var`` is an exact ``UserDefinedObjectVariable`` and its record holds a value the frame wrote
+    through ``var.__dict__`` (:func:`dict_written`) under a name whose ``STORE_ATTR`` replay would not
+    be that write. Every other entry is what Dynamo emits for it (``codegen_update_mutated``):
+    ``object_setattr_ignore_descriptor`` where 2.8-2.11 use it, else a store replayed as
+    ``object.__setattr__`` (what ``STORE_ATTR`` runs on a class without its own ``__setattr__``, and
+    Dynamo's call where it has one), a deletion as ``delattr`` on an object passed in that had the
+    attribute when traced, nothing for a deletion on an object made in the frame."""
+    from torch._dynamo.variables import DeletedVariable, UserDefinedObjectVariable
+
+    if type(var) is not UserDefinedObjectVariable or not ANY_DICT_WRITE:
+        return None
+    record = pending_stores(side_effects, var)
+    if not any(_replay_differs(var, name) and dict_written(var, name, value) for name, value in record.items()):
+        return None
+    existing = not made_in_frame(var)
+    plan = []
+    for name, value in record.items():
+        if isinstance(value, DeletedVariable):
+            if existing and type(name) is str and hasattr(var.value, name):
+                plan.append((DEL_ATTR, name, None))
+        elif _replay_differs(var, name) and dict_written(var, name, value):
+            plan.append((SET_ITEM, name, value))
+        elif type(name) is not str:
+            return None  # not written through __dict__ and not replayable: leave it to Dynamo
+        elif _dynamo_writes_dict(var, name):
+            plan.append((SET_ITEM, name, value))
+        else:
+            plan.append((SET_ATTR, name, value))
+    return plan
+
+
+def record_key(side_effects, var):
+    """The key of ``var``'s record in ``SideEffects.store_attr_mutations`` (its ``mutable_local`` on 2.5)."""
+    table = side_effects.store_attr_mutations
+    local = getattr(var, "mutable_local", None)
+    return local if local is not None and local in table else var
+
+
 def replayable_non_str_key(item, key) -> bool:
     """Is an instance-dict write of ``key`` (not a ``str``) into ``item`` replayed as CPython writes it?
     Only from 2.13 (``SideEffects.store_instance_dict_attr``: the replay is a plain ``d[k] = v`` on the real
@@ -586,8 +735,8 @@ def _constant_key(key, native: bool) -> bool:
         return native or not math.isnan(key)
     if native and type(key) is complex:
         return True
-    if native and type(key) is tuple:
-        return all(_constant_key(k, native) for k in key)
+    if native and type(key) is tuple:  # flat: 2.14-2.15 crash on a nested tuple (measured)
+        return all(type(k) is not tuple and _constant_key(k, native) for k in key)
     return False
 
 

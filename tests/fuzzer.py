@@ -129,6 +129,12 @@ class Shadow:
         ``__dict__`` write must run this getter, not return the write."""
         return self.__dict__.get("p", 7)
 
+    @p.setter
+    def p(self, value):
+        """Writes the instance key it hides (``o.p = v``): a replay through this setter would run it
+        twice, a replay that skips it would lose the write."""
+        self.__dict__["p"] = value
+
 
 class Mod(torch.nn.Module):
     def __init__(self, x, n):
@@ -559,8 +565,20 @@ def nonstr(o, k):
     names = [*d]  # (a whole consumer of the view first: dunder-dict-views' _list_extend on 2.5-2.11)
     d[k] = "n"
     out = ([_k for _k in d][-1] == k, d[k], k in d, len(d), d.get(k), [*d][:len(names)] == names)
+    out += (d.setdefault(k, "s"), d.pop(k), d.pop(k, "p"), d.setdefault(k, "t"), dict(d)[k])
+    d.update({k: "u"})
     del d[k]
-    return out
+    # An object made here keeps the key and leaves the frame (instance-dict-writes replays its record as
+    # __dict__ writes before 2.12): keys in their order, the key among names.
+    e = NS()
+    e.__dict__[k] = len(out)
+    e.w = k in d
+    e.__dict__[-1] = e.__dict__.get(k)
+    return out, e
+
+
+class NS:
+    """A plain class for ``nonstr``'s object made in the frame."""
 
 
 def target_fn():
@@ -963,7 +981,7 @@ def aliased(d):
 
 
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
-           "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "target_fn", "fnwrite",
+           "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "NS", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
            "GDD", "gdd_state", "GKEYS", "GOD", "GODV", "MissOD", "GMISS", "missing_read", "SuperMiss", "GSUPER",
            "missing_by_name", "keyword_calls", "KEYWORDS_REFUSED_IN_TRACE", "PlainSub", "GEMPTY", "gkeys_state",
@@ -1399,7 +1417,8 @@ class Kind:
     deps: Tuple[str, ...]  # names whose definitions a standalone repro needs
     always: Tuple[str, ...] = ("a", "t")  # instance keys present on every call
     maybe: Tuple[str, ...] = ("b",)  # instance keys present on odd calls only
-    props: Tuple[str, ...] = ()  # read-only properties
+    props: Tuple[str, ...] = ()  # properties (read-only unless in prop_setters)
+    prop_setters: Tuple[str, ...] = ()  # properties whose setter writes the instance key they hide
     class_attrs: Tuple[str, ...] = ()  # plain class attributes
     module_keys: Tuple[str, ...] = ()  # parameters/buffers (not in the instance __dict__)
     mapping: bool = False
@@ -1430,7 +1449,7 @@ KINDS: Dict[str, Kind] = {
     k.name: k
     for k in [
         Kind("Plain", "Plain({x}, {n})", ("Plain",)),
-        Kind("Shadow", "Shadow({x}, {n})", ("Shadow",), maybe=("b", "c", "p"), props=("p",),
+        Kind("Shadow", "Shadow({x}, {n})", ("Shadow",), maybe=("b", "c", "p"), props=("p",), prop_setters=("p",),
              class_attrs=("c",)),
         Kind("Mod", "Mod({x}, {n})", ("Mod",), always=("a",), module_keys=("w", "buf")),
         Kind("Store", "Store({x}, {n})", ("Store",), maybe=("b", "p"), props=("p",), class_attrs=("c",), mapping=True),
@@ -1784,7 +1803,9 @@ def _render_op(program: Program, op: Op, state: Dict[int, _State], indent: int, 
     attr_known = k in st.inst or k in st.modp or k in kind.props or k in kind.class_attrs
     if t == ATTR_SET:
         code, errors = [f"{o}.{k} = {v}"], []
-        if k in kind.props:
+        if k in kind.prop_setters:
+            st.inst.add(k)  # the setter writes the instance key the property hides
+        elif k in kind.props:
             errors = ["AttributeError"]
         elif k in st.modp and (k == "w" or v not in TENSOR_VALUES):
             errors = ["TypeError"]  # a Parameter slot takes a Parameter; a buffer slot a tensor

@@ -748,7 +748,6 @@ WHEN_RELEASES = {
     ("dict-key-partial-identity", "ConstDictVariable._HashableTracker.__init__"): "<2.10",
     # list_compare is gone in 2.7 (comparisons move into BaseListVariable.call_method)
     ("sequence-compare-identity", "BaseListVariable.list_compare"): "<2.7",
-    ("instance-dict-writes", "BuiltinVariable.call_getattr"): ">=2.8,<2.13",  # the patch itself ends at 2.11
     ("module-mapping-dict", "InstructionTranslatorBase.inline_user_function_return"): ">=2.7",
     ("module-mapping-dict", "BuiltinVariable.call_dict"): "<2.7",  # before construct_dict
     # user objects gained has_force_unpack_var_sequence in 2.9; 2.13 renamed the protocol

@@ -729,12 +729,63 @@ def made_property_backed_write_read(x):
 
 CASES.add(
     Case("property_backed_by_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
-         property_backed_write_read, lambda: (torch.randn(3), Backed(torch.randn(3))), torch=">=2.8",
+         property_backed_write_read, lambda: (torch.randn(3), Backed(torch.randn(3))),
          unpatched=(Expect("<2.12", GRAPH_BREAK, detail="RecursionError"), Expect("==2.12.*", WRONG_RESULT)),
          doc="a property whose getter and setter use o.__dict__['v']: o.v = ..., then o.v (o passed in)"),
     Case("made_property_backed_by_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
-         made_property_backed_write_read, _x, torch=">=2.8", unpatched=(Expect("<2.13", WRONG_RESULT),),
+         made_property_backed_write_read, _x,
+         unpatched=(Expect("<2.7", GRAPH_BREAK), Expect("==2.7.*", GRAPH_BREAK, detail="RecursionError"),
+                    Expect(">=2.8,<2.13", WRONG_RESULT)),
          doc="the same on an object made in the frame"),
+)
+
+
+class Counted:
+    """A property over ``__dict__['v']`` whose getter is not the stored value and whose setter has an
+    effect of its own (it counts): a replay through the setter counts twice, a read of the record
+    skips the getter."""
+
+    def __init__(self, x):
+        self.__dict__["v"] = x
+        self.sets = 0
+
+    @property
+    def v(self):
+        return self.__dict__["v"] * 10
+
+    @v.setter
+    def v(self, value):
+        self.sets = self.sets + 1
+        self.__dict__["v"] = value
+
+
+def counted_write_read(x, o):
+    """Before 2.8 Dynamo replays ``o.__dict__['v'] = ...`` as ``o.v = ...`` (the setter again);
+    tdcompat replays it as a ``__dict__`` write."""
+    a = o.v
+    o.v = a + x
+    o.__dict__["v"] = o.__dict__["v"] - x
+    o.w = x
+    return a, o.v, o.sets, list(o.__dict__)
+
+
+def made_counted_write_read(x):
+    o = Counted(x)
+    o.__dict__["v"] = x + 1
+    o.v = o.v + x
+    return o.v, o.sets, o
+
+
+CASES.add(
+    Case("property_counted_through_instance_dict", ("instance-dict-writes", "dunder-dict-replay", "dunder-dict-order"),
+         counted_write_read, lambda: (torch.randn(3), Counted(torch.randn(3))),
+         unpatched=(Expect("<2.12", GRAPH_BREAK), Expect(">=2.12", WRONG_RESULT)),
+         doc="a counting property setter that writes o.__dict__['v'], then a __dict__ write of v (o passed in): "
+         "replayed as __dict__ writes, the getter traced for every read"),
+    Case("made_property_counted_through_instance_dict", ("instance-dict-writes", "dunder-dict-replay"),
+         made_counted_write_read, _x,
+         unpatched=(Expect("<2.8", GRAPH_BREAK), Expect(">=2.8,<2.13", WRONG_RESULT)),
+         doc="the same on an object made in the frame and returned"),
 )
 
 
@@ -940,5 +991,9 @@ CASES.add(
     Case("dunder_dict_non_str_keys", ("dunder-dict-non-str-key",), made_dict_non_str_keys, _x, torch=">=2.13",
          unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^AssertionError: Expected str key"),),
          doc="o.__dict__[1] = v, vars(o)[2.5] = v, del/pop of non-str keys on an object made in the frame "
-             "(2.13 crashed with AssertionError, also without fullgraph; 2.5-2.12: a graph break with tdcompat)"),
+             "(2.13 crashed with AssertionError, also without fullgraph; 2.12: a graph break with tdcompat)"),
+    Case("dunder_dict_non_str_keys_replayed", ("instance-dict-writes",), made_dict_non_str_keys, _x, torch="<2.12",
+         unpatched=(Expect("<2.12", GRAPH_BREAK),),
+         doc="the same before 2.12: instance-dict-writes replays the object's record as __dict__ writes "
+             "(Dynamo's STORE_ATTR replay cannot name a key that is not a str: a graph break)"),
 )

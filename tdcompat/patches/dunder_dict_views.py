@@ -22,6 +22,8 @@ break) graph-breaks instead of being rebuilt as a copy. Deferred to Dynamo (a gr
 instance dict that is not exactly a ``dict`` (a subclass's own ``keys``/``__iter__``/``copy`` would
 run in CPython; an input's is guarded ``TYPE_MATCH``), a key deleted and stored again in the
 frame (its place is not in Dynamo's record; deletions are noted from ``SideEffects.store_attr``),
+a key that is not a ``str`` (but on an object made in the frame a plain constant one that
+``instance-dict-writes`` recorded: ``instance_dict.plain_constant_key``),
 a stored name that is a data descriptor of the class (a slot or property), a placeholder key the
 frame did not store first, a class with its own ``__getattribute__``, objects without an instance
 dict. ``set(view)`` is built from the
@@ -78,6 +80,7 @@ from ..instance_dict import (
     instance_dict_item,
     instance_dict_receiver_types,
     pending_stores,
+    plain_constant_key,
 )
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
@@ -111,7 +114,7 @@ def _current_keys(tx, obj):
     keys = [name for name in keys if not (name in record and isinstance(record[name], DeletedVariable))]
     deleted = deleted_attr_names(obj)
     for name in keys:
-        if not isinstance(name, str) or name in deleted:
+        if not (type(name) is str or (made and plain_constant_key(name))) or name in deleted:
             return None  # deleted and stored again: its place is not in the record
         if is_data_descriptor(cls, name) and (name not in real or made):
             return None  # a stored slot or property name: perhaps not in __dict__ at all

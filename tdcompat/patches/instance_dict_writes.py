@@ -60,11 +60,43 @@ from them on entry; a module made in the frame has nothing to replay); a later
 ``m.name`` going through ``__getattr__`` is ``module-deleted-attr``'s. Any other
 class ``__delattr__`` graph-breaks.
 
+Writes under a name a data descriptor of the class shares (a property backed by the
+instance dict: its setter writes ``self.__dict__[name]``). CPython writes the dict and
+leaves the descriptor alone; a later ``obj.name`` runs the descriptor. Dynamo 2.8-2.11
+replays such a write as a ``__dict__`` write (``object_setattr_ignore_descriptor``) but
+answers ``obj.name`` from its record; 2.5-2.7 replay it as ``obj.name = v``, through the
+setter (``RecursionError`` for a setter that writes the dict, its effect twice for
+another). Accepted: on 2.8-2.11 any such write; on 2.5-2.7 one on a plain user object
+(exact ``UserDefinedObjectVariable``) under an exact ``property`` of its class while
+``property-setattr`` traces ``obj.name = v`` through the setter (so the record's entry
+under that name can only be a ``__dict__`` write; the replay also checks the value's
+identity against the writes noted, :func:`tdcompat.instance_dict.note_dict_write`).
+There the object's whole record is replayed after Dynamo's replay
+(:func:`_codegen_update_mutated`): each entry as Dynamo emits it (``object.__setattr__``,
+``delattr``) except the noted ``__dict__`` writes, which are
+``object.__getattribute__(obj, "__dict__")[name] = v``, in the record's order, with
+values built before any store. A later ``obj.name`` (``BuiltinVariable.call_getattr``)
+traces the property's getter where it is a Python function (:func:`_trace_property`),
+else graph-breaks. Slots, other descriptors and property subclasses, deletions of such
+a name, and ``getattr(obj, name, default)`` graph-break.
+
+Keys that are not a ``str`` (``o.__dict__[1] = v``, ``vars(o)[2.5]``): CPython's instance
+dict takes any hashable key through the mapping API; Dynamo records the write as an
+attribute store that ``STORE_ATTR`` cannot replay (``non-str-attr-store`` breaks there).
+Accepted on a plain user object made in the frame (exact ``UserDefinedObjectVariable``:
+its whole instance dict is Dynamo's record, nothing to guard) for a key whose hash and
+``==`` are pure functions of its value (``None``, ``bool``, ``int``, ``bytes``, non-NaN
+``float``, tuples of them: :func:`tdcompat.instance_dict.item_key`), so that the record,
+a Python dict, files them as CPython's dict does (``1``/``True``/``1.0`` one entry). Every
+item method above takes them; the object's record is replayed by
+:func:`_codegen_update_mutated` as above, the non-str keys as ``__dict__`` writes, the
+other entries as Dynamo would. Objects passed in, NaN, ``str`` subclasses and user
+objects as keys: a graph break.
+
 Everything else defers to Dynamo: other receivers (class ``__dict__``,
 specialized ``NNModuleVariable``, frozen dataclasses, ...), non-constant keys,
-``update`` from anything but a dict display/kwargs, keys that name a data
-descriptor of the class (graph break: the replay would run the descriptor), and
-objects with a custom ``__getattribute__``. A missing key in ``pop`` without
+``update`` from anything but a dict display/kwargs, and objects with a custom
+``__getattribute__``. A missing key in ``pop`` without
 default or ``del`` graph-breaks instead of emulating ``KeyError``. Decisions on
 whether a key is present in an input object's ``__dict__`` are guarded
 (``DICT_CONTAINS`` on ``obj.__dict__``).
@@ -72,8 +104,28 @@ whether a key is present in an input object's ``__dict__`` are guarded
 
 from __future__ import annotations
 
-from ..dynamo_api import LAZY_MODULE, bind_args, const_str, is_data_descriptor, peek, realize, shadows_instance_dict
-from ..instance_dict import instance_dict_receiver_types, readd_tracker
+import builtins
+
+from ..dynamo_api import (
+    LAZY_MODULE,
+    MISSING,
+    bind_args,
+    const_str,
+    is_data_descriptor,
+    peek,
+    realize,
+    shadows_instance_dict,
+)
+from ..instance_dict import (
+    ANY_DICT_WRITE,
+    dict_write_replay_plan,
+    dict_written_names,
+    instance_dict_receiver_types,
+    item_key,
+    note_dict_write,
+    readd_tracker,
+    record_key,
+)
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
@@ -132,14 +184,33 @@ def _replay_ignores_descriptor() -> bool:
     return ignores
 
 
-def _check_key(tx, obj, key, deleting: bool = False) -> None:
+def _own_replay(obj, key) -> bool:
+    """Before 2.8: is a write of ``key`` (a name a data descriptor of the class shares) into this
+    object's ``__dict__`` replayed by this patch as a ``__dict__`` write (:func:`_codegen_update_mutated`)?
+    For a plain user object (exact ``UserDefinedObjectVariable``) whose class has an exact ``property``
+    there, while ``property-setattr`` is in place: it traces ``obj.key = v`` through the setter, so every
+    entry the record holds under ``key`` is a ``__dict__`` write (the replay also checks each value's
+    identity). Slots and other descriptors, whose own stores the record would hold under the same name,
+    are not taken."""
+    from torch._dynamo.variables import UserDefinedObjectVariable
+
+    from ..dynamo_api import static_lookup
+    from ..installer import is_installed
+
+    return (not _replay_ignores_descriptor() and type(obj) is UserDefinedObjectVariable
+            and type(static_lookup(type(obj.value), key)) is property and is_installed("property-setattr"))
+
+
+def _check_key(tx, obj, key, deleting: bool = False) -> bool:
     """A write (or deletion) of a key a data descriptor of the class shares: the replay must
-    not go through the descriptor. A write compiles where Dynamo replays it as a ``__dict__``
-    write (2.8-2.11; a later ``obj.key`` then graph-breaks in :func:`_shadowed_read`); a
-    deletion (replayed as ``del obj.key``) and any write before 2.8 graph-break."""
+    not go through the descriptor. A write compiles where it is replayed as a ``__dict__``
+    write (Dynamo's on 2.8-2.11, this patch's on 2.5-2.7: :func:`_own_replay`; a later ``obj.key``
+    is then traced through the property or graph-breaks in :func:`_shadowed_read`); a deletion
+    (replayed as ``del obj.key``) and any other write graph-break. True when the write is one
+    a data descriptor shadows (the caller notes it)."""
     if is_data_descriptor(type(obj.value), key):
-        if not deleting and _replay_ignores_descriptor():
-            return
+        if not deleting and (_replay_ignores_descriptor() or _own_replay(obj, key)):
+            return True
         from ..dynamo_api import graph_break
 
         graph_break(
@@ -148,6 +219,7 @@ def _check_key(tx, obj, key, deleting: bool = False) -> None:
             f"{type(obj.value).__qualname__}.{key} is a data descriptor; tdcompat does not model "
             "instance-dict writes that the descriptor hides",
         )
+    return False
 
 
 def _check_delete(tx, obj, key) -> None:
@@ -176,7 +248,7 @@ def _store(tx, obj, key, value) -> None:
 
     from ..dynamo_api import graph_break
 
-    _check_key(tx, obj, key, deleting=isinstance(value, variables.DeletedVariable))
+    shadowed = _check_key(tx, obj, key, deleting=isinstance(value, variables.DeletedVariable))
     side_effects = tx.output.side_effects
     # A sourced object missing from the side-effects table (an input MutableMapping
     # on 2.6-2.8 without mutable-mapping-setattr) would have its stores dropped.
@@ -189,6 +261,8 @@ def _store(tx, obj, key, value) -> None:
         refuse_deletion_under_class_attribute(tx, obj, key)
         guard_deletion_replay(tx, obj, key)
     effects_begin()
+    if shadowed or type(key) is not str:  # replayed by _codegen_update_mutated
+        note_dict_write(obj, key, value)
     if _native_setitem():
         obj.method_setattr_standard(tx, variables.ConstantVariable.create(key), value, directly_update_dict=True)
     else:
@@ -223,8 +297,8 @@ def _handle_read(tx, obj, name, call_args, call_kwargs):
 
     if call_kwargs or not call_args:
         return DEFER
-    key = const_str(call_args[0])
-    if key is None:
+    key = item_key(obj, call_args[0])
+    if key is MISSING:
         return DEFER
     if name == "__contains__":
         if len(call_args) != 1:
@@ -248,7 +322,7 @@ def _missing_key(tx, obj, name, key):
     raise_observed(KeyError, tx, f"{obj}.__dict__.{name}({key!r})")
 
 
-def _update_items(tx, args, kwargs):
+def _update_items(tx, obj, args, kwargs):
     """[(key, value VT)] for ``update(mapping_display, **kwargs)``, or None."""
     from torch._dynamo import variables
 
@@ -260,8 +334,8 @@ def _update_items(tx, args, kwargs):
         if type(other) is not variables.ConstDictVariable:
             return None
         for hashable, value in other.items.items():
-            key = const_str(getattr(hashable, "vt", hashable))
-            if key is None:
+            key = item_key(obj, getattr(hashable, "vt", hashable))
+            if key is MISSING:
                 return None
             items.append((key, value))
     for key, value in kwargs.items():
@@ -286,11 +360,14 @@ def _dict_call_method(wrapped, instance, args, kwargs):
         # Dynamo's own __setitem__ (2.7+) records a store that a later `obj.key` returns even where
         # a data descriptor (a property) wins in CPython (silently wrong on 2.8-2.11): that read
         # graph-breaks (_shadowed_read); 2.7 would replay the write through the descriptor.
-        key = const_str(call_args[0]) if len(call_args) == 2 and not call_kwargs else None
-        if key is None or not is_data_descriptor(type(obj.value), key):
+        key = item_key(obj, call_args[0]) if len(call_args) == 2 and not call_kwargs else MISSING
+        if key is MISSING or (type(key) is str and not is_data_descriptor(type(obj.value), key)):
             return DEFER
-        _check_key(tx, obj, key)
-        return DEFER
+        if type(key) is str:
+            if _check_key(tx, obj, key):
+                note_dict_write(obj, key, call_args[1])  # the tracker Dynamo's own __setitem__ records
+            return DEFER
+        # A key that is not a str: recorded below, replayed by _codegen_update_mutated.
     from torch._dynamo import variables
     from torch._dynamo.side_effects import SideEffects
 
@@ -303,7 +380,7 @@ def _dict_call_method(wrapped, instance, args, kwargs):
     none = variables.ConstantVariable.create(None)
 
     if name == "update":
-        items = _update_items(tx, call_args, call_kwargs)
+        items = _update_items(tx, obj, call_args, call_kwargs)
         if items is None:
             return DEFER
         for key, value in items:
@@ -312,8 +389,8 @@ def _dict_call_method(wrapped, instance, args, kwargs):
 
     if call_kwargs or not call_args:
         return DEFER
-    key = const_str(call_args[0])
-    if key is None:
+    key = item_key(obj, call_args[0])
+    if key is MISSING:
         return DEFER
 
     if name == "__setitem__":
@@ -372,7 +449,7 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     tx, obj, name_var = args[:3]
     obj = realize(obj)
     name = const_str(name_var)
-    if (name is None or name not in obj.attrs_directly_modifed_on_dict
+    if (name is None or name not in _direct_writes(obj)
             or not shadows_instance_dict(type(obj.value), name)
             or not tx.output.side_effects.has_pending_mutation_of_attr(obj, name)):
         return DEFER
@@ -410,6 +487,10 @@ def _trace_property(tx, obj, name):
     cls = type(obj.value)
     meta = type(cls)
     cls_source = getattr(obj, "cls_source", None)
+    if cls_source is None and getattr(obj, "source", None) is not None and not _replay_ignores_descriptor():
+        from torch._dynamo.source import TypeSource  # 2.5-2.7 keep no cls_source for an input
+
+        cls_source = TypeSource(obj.source)
     attr = static_lookup(cls, name)
     if (cls_source is None or type(attr) is not property or type(attr.fget) is not types.FunctionType
             or inspect.getattr_static(cls, "__getattribute__") is not object.__getattribute__
@@ -423,11 +504,29 @@ def _trace_property(tx, obj, name):
     return fget.call_function(tx, [obj], {})
 
 
+def _direct_writes(obj):
+    """The names the frame wrote through ``obj.__dict__``: Dynamo's own record from 2.8
+    (``attrs_directly_modifed_on_dict``), this patch's before (:func:`tdcompat.instance_dict.note_dict_write`)."""
+    if _replay_ignores_descriptor():
+        return obj.attrs_directly_modifed_on_dict
+    return dict_written_names(obj)
+
+
 @gate(_shadowed_read)
 def _shadowed_read_gate(original, handle):
     """``BuiltinVariable.call_getattr`` (every ``LOAD_ATTR``): a receiver with no store made
     through its ``__dict__`` in this frame (nearly all of them) goes straight to Dynamo, after
-    attribute reads only (a lazy tracker not realized yet has had no such store)."""
+    attribute reads only (a lazy tracker not realized yet has had no such store). Before 2.8
+    one dict truth test: no write a data descriptor shadows was noted in this process yet."""
+    if not _replay_ignores_descriptor():
+        def call_getattr_before_2_8(self, tx, obj, name_var, default=None):
+            if not ANY_DICT_WRITE:
+                return original(self, tx, obj, name_var, default)
+            if default is None:  # as Dynamo called it
+                return handle(self, tx, obj, name_var)
+            return handle(self, tx, obj, name_var, default)
+
+        return call_getattr_before_2_8
 
     def call_getattr(self, tx, obj, name_var, default=None):
         try:
@@ -446,6 +545,81 @@ def _shadowed_read_gate(original, handle):
     return call_getattr
 
 
+def _emit_replay(cg, var, plan, temps) -> None:
+    """The statements replaying ``plan`` on ``var`` (each value already in its local), as CPython
+    builtins called from the compiled code (no Python frame of tdcompat's that Dynamo could trace)."""
+    from torch._dynamo.bytecode_transformation import create_call_function, create_instruction
+
+    from ..instance_dict import DEL_ATTR, SET_ITEM
+
+    source = getattr(var, "source", None) or getattr(getattr(var, "mutable_local", None), "source", None)
+
+    def load_builtin(*path):
+        cg.add_push_null(lambda: cg.extend_output(
+            [cg.create_load_python_module(builtins), *(cg.create_load_attr(name) for name in path)]))
+
+    values = iter(temps)
+    for op, key, _value in plan:
+        if op == SET_ITEM:  # object.__getattribute__(obj, "__dict__")[key] = value
+            cg.extend_output([create_instruction("LOAD_FAST", argval=next(values))])
+            load_builtin("object", "__getattribute__")
+            cg(source)
+            cg.extend_output([cg.create_load_const("__dict__"), *create_call_function(2, False),
+                              cg.create_load_const(key), create_instruction("STORE_SUBSCR")])
+        elif op == DEL_ATTR:  # delattr(obj, key)
+            load_builtin("delattr")
+            cg(source)
+            cg.extend_output([cg.create_load_const(key), *create_call_function(2, False),
+                              create_instruction("POP_TOP")])
+        else:  # object.__setattr__(obj, key, value)
+            load_builtin("object", "__setattr__")
+            cg(source)
+            cg.extend_output([cg.create_load_const(key), create_instruction("LOAD_FAST", argval=next(values)),
+                              *create_call_function(3, False), create_instruction("POP_TOP")])
+
+
+@fail_safe("instance-dict-writes")
+def _codegen_update_mutated(wrapped, instance, args, kwargs):
+    """``SideEffects.codegen_update_mutated(cg)``: an object whose record holds a write the frame made
+    through its ``__dict__`` of a key that is not a ``str``, or before 2.8 under a name a property shares
+    (:func:`_own_replay`), is replayed here, whole and in its order
+    (:func:`tdcompat.instance_dict.dict_write_replay_plan`), after Dynamo's replay of everything else: its
+    values are built into new locals first (as Dynamo builds every value before its first store), its
+    record is hidden from Dynamo's replay, then each entry is written with
+    ``object.__getattribute__(obj, "__dict__")[k] = v``, ``object.__setattr__`` or ``delattr``."""
+    if not ANY_DICT_WRITE or not args:
+        return DEFER
+    cg = args[0]
+    plans = [(var, plan) for var in list(instance.id_to_variable.values())
+             if instance.is_attribute_mutation(var)
+             for plan in (dict_write_replay_plan(instance, var),) if plan]
+    if not plans:
+        return DEFER
+    from torch._dynamo.bytecode_transformation import create_instruction
+
+    effects_begin()
+    temps = []
+    for _var, plan in plans:
+        temps.append([])
+        for _op, _key, value in plan:
+            if value is not None:
+                cg(value)
+                temps[-1].append(cg.tx.output.new_var())
+                cg.extend_output([create_instruction("STORE_FAST", argval=temps[-1][-1])])
+    table = instance.store_attr_mutations
+    hidden = [(key, table[key]) for key in (record_key(instance, var) for var, _plan in plans)]
+    for key, _record in hidden:
+        table[key] = {}
+    try:
+        result = wrapped(*args, **kwargs)
+    finally:
+        for key, record in hidden:
+            table[key] = record
+    for (var, plan), values in zip(plans, temps):
+        _emit_replay(cg, var, plan, values)
+    return result
+
+
 PATCH = Patch(
     name="instance-dict-writes",
     symptoms=(
@@ -460,8 +634,13 @@ PATCH = Patch(
          ''),
         ('`o.v` after `o.__dict__["v"] = ...` (or a property setter that writes it) where `v` is a '
              'property: `InternalTorchDynamoError` (RecursionError) on an input, **silently the written '
-             'value** on an object made in the frame',
-         '2.8–2.11',
+             'value** on an object made in the frame (2.8-2.11); a graph break or `RecursionError` (2.5-2.7)',
+         '2.5–2.11',
+         ''),
+        ('`o.__dict__[1] = v` / `vars(o)[2.5] = v` (a key that is not a `str`) on an object made in the frame: '
+             'a graph break (`Unsupported`, or `TypeError: name tuples must contain only strings` without '
+             'tdcompat on 2.7-2.11 without `fullgraph`)',
+         '2.5–2.11',
          ''),
     ),
     fixes=(
@@ -479,7 +658,11 @@ PATCH = Patch(
         Target("torch._dynamo.variables.misc", "GetAttrVariable", "call_method", _dict_call_method,
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _shadowed_read_gate,
-               params=("tx", "obj", "name_var"), when=_replay_ignores_descriptor),
+               params=("tx", "obj", "name_var")),
+        # A __dict__ write of a key that is not a str, and before 2.8 one under a property's name, is
+        # replayed here as a __dict__ write.
+        Target("torch._dynamo.side_effects", "SideEffects", "codegen_update_mutated", _codegen_update_mutated,
+               params=("cg",)),
         # `del o.__dict__[k]` then `o.__dict__[k] = v` (or update/setdefault) on an object passed in
         # would replay the store into k's old place (CPython: last): the shared re-store handler
         # reorders or graph-breaks (without it, tdcompat's deletion turned a break into a wrong order).
@@ -516,7 +699,12 @@ PATCH = Patch(
          "`__setitem__` traces (pytorch/pytorch#144419, fixing #143756: "
          "`UserDefinedObjectVariable.method_setattr_standard(..., directly_update_dict=True)`); `update`, "
          "`setdefault`, `pop` and `__delitem__` still break (`Unsupported method call`; #107054 closed "
-         "`setdefault` as won't-fix). Reads as on 2.5-2.6 (silently wrong)"),
+         "`setdefault` as won't-fix). Reads as on 2.5-2.6 (silently wrong). A write under a property's name "
+         "(`self.__dict__['p'] = v` in `p`'s setter): 2.7 replays it through the setter (`RecursionError`); "
+         "2.8-2.11 replay it as a `__dict__` write but answer a later `obj.p` with the written value "
+         "(silently wrong on an object made in the frame). A key that is not a `str` (`o.__dict__[1] = v`): "
+         "`TypeError: name tuples must contain only strings` at the replay (`InternalTorchDynamoError`, without "
+         "`fullgraph`)"),
         ("2.12+",
          "fixed upstream: `__dict__` is a real dictionary backed by the side-effects table "
          "(`DunderDictVariable`, pytorch/pytorch#174570, #174941; measured on 2.12.1, first thought to be 2.13): "

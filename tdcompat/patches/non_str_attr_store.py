@@ -17,7 +17,9 @@ write on a user object, by ``object_setattr_ignore_descriptor(obj, ConstantVaria
 ``SideEffectsProxyDict.__setitem__`` asserts a ``str`` key before recording.
 
 The fix accepts nothing: a store whose name is not exactly a ``str`` graph-breaks at the store (before
-anything is recorded), except where the replay writes it as CPython would (an instance-dict store,
+anything is recorded), except where the replay writes it as CPython would: before 2.12 a write
+``instance-dict-writes`` noted and replays itself as a ``__dict__`` write (a plain constant key on a plain
+user object made in the frame, :func:`tdcompat.instance_dict.item_key`), or an instance-dict store,
 2.13+, on a plain user object made in the frame, with a constant key the replay loads: 2.14's own path,
 ``instance_dict.replayable_non_str_key``; on 2.13 ``dunder-dict-non-str-key`` records those). Eager then
 runs the write.
@@ -26,7 +28,7 @@ runs the write.
 from __future__ import annotations
 
 from ..dynamo_api import graph_break
-from ..instance_dict import proxy_asserts_str_key, replayable_non_str_key
+from ..instance_dict import dict_written, proxy_asserts_str_key, replayable_non_str_key
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate
 
@@ -44,6 +46,9 @@ def _store_attr(wrapped, instance, args, kwargs):
         return DEFER
     if getattr(kind, "name", None) == "INSTANCE_DICT" and replayable_non_str_key(item, name):
         return DEFER
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    if dict_written(item, name, value):
+        return DEFER  # instance-dict-writes replays it as a __dict__ write (before 2.12)
     graph_break("attribute store under a non-str name", f"{item}.__dict__[{name!r}]",
                 "Dynamo records an instance-dict write as an attribute store, whose replay needs a str name")
 
