@@ -2912,7 +2912,9 @@ def readable_diff(a: Any, b: Any, path: str) -> Optional[str]:
             if key not in sa:
                 return f"{path}.{key}: missing in eager, present in compiled"
         for key in sa:
-            found = readable_diff(sa[key], sb[key], f"{path}.{key}" if not key.startswith("<") else f"{path}{key}")
+            step = f"{path}{key}" if isinstance(key, str) and key.startswith("<") else (
+                f"{path}.{key}" if isinstance(key, str) else f"{path}.__dict__[{key!r}]")  # (a non-str key)
+            found = readable_diff(sa[key], sb[key], step)
             if found:
                 return found
         return None
