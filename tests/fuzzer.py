@@ -574,7 +574,11 @@ def nonstr(o, k):
     e.__dict__[k] = len(out)
     e.w = k in d
     e.__dict__[-1] = e.__dict__.get(k)
-    return out, e
+    try:  # CPython: TypeError (an attribute name is a str), never the item
+        got = (getattr(e, k), hasattr(e, -1))
+    except TypeError:
+        got = "TypeError"
+    return out, e, got, sorted(set(e.__dict__), key=repr)
 
 
 class NS:

@@ -4,7 +4,8 @@ Compiled with ``fullgraph=True`` and compared with eager (return value, the obje
 their ``__dict__`` keys in order) on calls with different inputs: writes, reads, deletions, ``update``,
 ``pop``, ``setdefault`` with int/float/bool/None/bytes keys on an object made in the frame (right on 2.13+),
 and the shapes tdcompat refuses (an object passed in, a ``str`` subclass key, a tuple key, a NaN key: a graph break on
-2.12-2.13; before 2.12 ``instance-dict-writes`` replays a tuple key, tests/test_instance_dict_non_str_keys.py). Without the patch (reverted in-process) these compiles crash (``AssertionError``) on 2.12-2.13:
+2.12-2.13; before 2.12 ``instance-dict-writes`` replays a tuple key, tests/test_instance_dict_non_str_keys.py).
+Without the patch (reverted in-process) these compiles crash (``AssertionError``) on 2.12-2.13:
 asserted there. Upstream's ``DunderDictVariableTests::test_dunder_dict_non_str_key_*`` in tdcompat's words.
 """
 

@@ -42,6 +42,8 @@ from packaging.version import Version
 
 from tdcompat.cases.snapshot import diff, snapshot
 
+from conftest import eager_vs_compiled
+
 
 def _release():
     from packaging.version import Version
@@ -1260,3 +1262,44 @@ def test_read_after_a_set_only_descriptor_store_is_the_instance_dict():
         got = compiled(torch.ones(2) * n, compiled_obj)
         assert repr(got) == repr(expected)
         assert vars(compiled_obj) == vars(eager_obj)
+
+
+def set_of_the_dict(o, x):
+    try:
+        s = sorted(set(o.__dict__))
+    except TypeError:
+        s = "TypeError"
+    try:
+        f = sorted(frozenset(vars(o)))
+    except TypeError:
+        f = "TypeError"
+    return s, f, x + 1
+
+
+@pytest.mark.parametrize("made", (False, True), ids=("input", "made"))
+def test_set_and_frozenset_of_the_instance_dict(made):
+    """``set(o.__dict__)`` / ``frozenset(o.__dict__)``: the set of its keys. 2.8-2.11 raised an observed
+    ``TypeError`` (``failed to construct builtin set()``) with and without tdcompat (measured); now the set of
+    the keys, ``frozenset`` a graph break."""
+    def fn(o, x):
+        if made:
+            o = Plain(x)
+            o.z = 1
+        return set_of_the_dict(o, x)
+
+    found = eager_vs_compiled(fn, lambda n: (Plain(torch.ones(2) * n), torch.ones(2) * n), inputs=(1, 2, 3))
+    assert found is None or isinstance(found, torch._dynamo.exc.Unsupported), found
+
+
+def test_set_of_the_instance_dict_is_wrong_without_the_views_on_2_8_to_2_11():
+    from conftest import applied, without_patch
+
+    if not ((2, 8) <= _release().release[:2] < (2, 12)) or not applied("dunder-dict-views"):
+        pytest.skip("measured wrong natively on 2.8-2.11 only")
+
+    def fn(o, x):
+        return set_of_the_dict(o, x)
+
+    with without_patch("dunder-dict-views"):
+        found = eager_vs_compiled(fn, lambda n: (Plain(torch.ones(2) * n), torch.ones(2) * n), inputs=(1, 2))
+    assert isinstance(found, str), found  # a wrong result (the except branch taken), not a break

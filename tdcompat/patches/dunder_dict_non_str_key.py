@@ -22,6 +22,12 @@ it, an instance-dict store (``SideEffects.store_instance_dict_attr``), replayed 
 ``1``/``True``/``1.0`` share one entry as there, and the replay writes the same keys in the same order.
 Everything else defers (``str`` keys to Dynamo's own path; other keys, objects passed in:
 ``non-str-attr-store`` graph-breaks them).
+
+Once such a key is recorded, 2.13's ``getattr(o, 1)`` / ``hasattr(o, 1)`` find it in the record and answer
+the item / ``True`` (measured: a wrong result this patch would introduce). CPython's ``getattr``/``hasattr``
+raise ``TypeError`` for any name that is not a ``str``, whatever the object: so do the handlers on
+``GetAttrBuiltinVariable._call_getattr`` and ``HasAttrBuiltinVariable.call_function`` for a constant
+non-str name (2.15 does the same); every other call defers.
 """
 
 from __future__ import annotations
@@ -71,6 +77,42 @@ def _delitem(wrapped, instance, args, kwargs):
     return None
 
 
+def _refuse_non_str_name(tx, obj, name_var, builtin: str) -> None:
+    try:
+        if not name_var.is_python_constant():
+            return
+        name = name_var.as_python_constant()
+    except Exception:  # noqa: BLE001 - not a constant after all: Dynamo's own path
+        return
+    if isinstance(name, str):
+        return
+    from ..dynamo_api import raise_observed
+
+    effects_begin()
+    raise_observed(TypeError, tx, f"{builtin}({obj}, {name!r})",
+                   f"attribute name must be string, not '{type(name).__name__}'")
+
+
+@fail_safe(NAME)
+def _getattr(wrapped, instance, args, kwargs):
+    """``GetAttrBuiltinVariable._call_getattr(tx, args, kwargs)``: see :func:`_refuse_non_str_name`."""
+    if len(args) != 3 or kwargs or len(args[1]) not in (2, 3):
+        return DEFER
+    tx, call_args, _ = args
+    _refuse_non_str_name(tx, call_args[0], call_args[1], "getattr")
+    return DEFER
+
+
+@fail_safe(NAME)
+def _hasattr(wrapped, instance, args, kwargs):
+    """``HasAttrBuiltinVariable.call_function(tx, args, kwargs)``: see :func:`_refuse_non_str_name`."""
+    if len(args) != 3 or kwargs or len(args[1]) != 2 or args[2]:
+        return DEFER
+    tx, call_args, _ = args
+    _refuse_non_str_name(tx, call_args[0], call_args[1], "hasattr")
+    return DEFER
+
+
 PATCH = Patch(
     name=NAME,
     symptoms=(
@@ -91,6 +133,11 @@ PATCH = Patch(
                params=("key", "value")),
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__delitem__", _delitem,
                params=("key",)),
+        # getattr(o, 1) / hasattr(o, 1): TypeError, as CPython (else 2.13 answers from the record above).
+        Target("torch._dynamo.variables.builtin", "GetAttrBuiltinVariable", "_call_getattr", _getattr,
+               params=("tx", "args", "kwargs")),
+        Target("torch._dynamo.variables.builtin", "HasAttrBuiltinVariable", "call_function", _hasattr,
+               params=("tx", "args", "kwargs")),
     ),
     requires=(
         "torch._dynamo.variables.dicts:SideEffectsProxyDict._maybe_unwrap_key",

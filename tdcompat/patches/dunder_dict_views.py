@@ -28,7 +28,8 @@ a stored name that is a data descriptor of the class (a slot or property), a pla
 frame did not store first, a class with its own ``__getattribute__``, objects without an instance
 dict. ``set(view)`` is built from the
 view's entries at once (``BuiltinVariable.call_set``; no user code runs in between, same guards as
-the iteration; 2.8-2.10 raised an observed TypeError there, issue 26); ``frozenset(view)`` and the
+the iteration; 2.8-2.10 raised an observed TypeError there, issue 26; so did ``set(o.__dict__)`` on 2.8-2.11,
+now the set of its keys); ``frozenset(view)``, ``frozenset(o.__dict__)`` (the same TypeError) and the
 comparisons and set operators of a view (``==``, ``!=``, ``|``, ``&``, ``-``, ``^``, ``isdisjoint``)
 graph-break (Dynamo compared the tracker: ``keys() == {...}.keys()`` was False on 2.8-2.10). The view
 keeps ``has_unpack_var_sequence`` False so that every loop iterates live. An input module's own
@@ -479,6 +480,9 @@ def _frozenset(wrapped, instance, args, kwargs):
     tx, arg = args
     view_type = _view_types()[0]
     if type(arg) is not view_type:
+        if _is_instance_dict(arg):  # frozenset(o.__dict__): 2.8-2.11 raise an observed TypeError
+            graph_break("__dict__ view", f"frozenset({arg.obj}.__dict__)",
+                        "tdcompat's instance-dict views support iteration, set(), len and `in` only")
         return DEFER
     graph_break("__dict__ view", f"frozenset({arg.obj}.__dict__.{arg.kind}())",
                 "tdcompat's instance-dict views support iteration, set(), len and `in` only")
@@ -493,7 +497,9 @@ def _set(wrapped, instance, args, kwargs):
         return DEFER
     tx, arg = args
     if type(arg) is not _view_types()[0]:
-        return DEFER
+        if not _is_instance_dict(arg):
+            return DEFER
+        arg = _view_types()[0](arg.obj, "keys")  # set(o.__dict__) is the set of its keys
     from torch._dynamo.variables import SetVariable
 
     from ..dynamo_api import new_object_kwargs
@@ -502,11 +508,19 @@ def _set(wrapped, instance, args, kwargs):
     return SetVariable(arg.entries_now(tx), **new_object_kwargs())
 
 
+def _is_instance_dict(vt) -> bool:
+    """``GetAttrVariable(obj, "__dict__")`` of an object whose instance dict this patch lists."""
+    from torch._dynamo.variables.misc import GetAttrVariable
+
+    return (type(vt) is GetAttrVariable and getattr(vt, "name", None) == "__dict__"
+            and type(vt.obj) in instance_dict_receiver_types())
+
+
 def _set_gate(wrapped, instance, args, kwargs):
     """What is installed on ``BuiltinVariable.call_set``: anything but one of this patch's views goes
     straight on after one type test (no view exists before ``_view_types`` ran)."""
     try:
-        other = _view_types.cache_info().currsize == 0 or type(args[1]) is not _view_types()[0]
+        other = type(args[1]) is not _view_types()[0] and not _is_instance_dict(args[1])
     except Exception:  # noqa: BLE001
         other = False
     if other:
@@ -518,7 +532,7 @@ def _frozenset_gate(wrapped, instance, args, kwargs):
     """What is installed on ``BuiltinVariable.call_frozenset``: anything but one of this patch's
     views goes straight on after one type test (no view exists before ``_view_types`` ran)."""
     try:
-        other = _view_types.cache_info().currsize == 0 or type(args[1]) is not _view_types()[0]
+        other = type(args[1]) is not _view_types()[0] and not _is_instance_dict(args[1])
     except Exception:  # noqa: BLE001
         other = False
     if other:

@@ -448,6 +448,7 @@ def _shadowed_read(wrapped, instance, args, kwargs):
         return DEFER
     tx, obj, name_var = args[:3]
     obj = realize(obj)
+    _refuse_non_str_name(tx, obj, name_var, "getattr")
     name = const_str(name_var)
     if (name is None or name not in _direct_writes(obj)
             or not shadows_instance_dict(type(obj.value), name)
@@ -462,6 +463,54 @@ def _shadowed_read(wrapped, instance, args, kwargs):
     graph_break("read of an attribute a data descriptor shadows after a __dict__ write", f"{obj}.{name}",
                 f"{type(obj.value).__qualname__}.{name} is a data descriptor: CPython calls it, "
                 "Dynamo would return what was written to the instance dictionary")
+
+
+def _refuse_non_str_name(tx, obj, name_var, builtin: str) -> None:
+    """``getattr(obj, k)`` / ``hasattr(obj, k)`` with a constant ``k`` that is not a ``str``: CPython raises
+    ``TypeError`` (attribute name must be string). Where this patch recorded non-str ``__dict__`` keys of
+    ``obj`` Dynamo 2.7-2.11 find ``k`` in its record and answer the item (measured; 2.5-2.6 raise the
+    ``TypeError`` themselves): raised in the trace instead (a graph break where this torch cannot raise it).
+    Other receivers and 2.5-2.6: Dynamo's own answer."""
+    from ..dynamo_api import torch_release
+
+    if torch_release() < (2, 7):  # (no name to look up: 2.7's call_getattr/call_hasattr read the record)
+        return
+    try:
+        if not name_var.is_python_constant():
+            return
+        name = name_var.as_python_constant()
+    except Exception:  # noqa: BLE001 - not a constant after all
+        return
+    if type(name) is str or not any(type(key) is not str for key in dict_written_names(obj)):
+        return
+    from ..dynamo_api import raise_observed
+
+    effects_begin()
+    raise_observed(TypeError, tx, f"{builtin}({obj}, {name!r})",
+                   f"attribute name must be string, not '{type(name).__name__}'")
+
+
+@fail_safe("instance-dict-writes")
+def _hasattr(wrapped, instance, args, kwargs):
+    """``BuiltinVariable.call_hasattr(tx, obj, attr)``: see :func:`_refuse_non_str_name`."""
+    if kwargs or len(args) != 3:
+        return DEFER
+    tx, obj, attr = args
+    _refuse_non_str_name(tx, realize(obj), attr, "hasattr")
+    return DEFER
+
+
+@gate(_hasattr)
+def _hasattr_gate(original, handle):
+    """What is installed on ``BuiltinVariable.call_hasattr``: while no ``__dict__`` write was noted
+    (:data:`tdcompat.instance_dict.ANY_DICT_WRITE`), the call goes straight to Dynamo after one dict test."""
+
+    def call_hasattr(self, tx, obj, attr):
+        if not ANY_DICT_WRITE:
+            return original(self, tx, obj, attr)
+        return handle(self, tx, obj, attr)
+
+    return call_hasattr
 
 
 def _trace_property(tx, obj, name):
@@ -659,6 +708,9 @@ PATCH = Patch(
                params=("tx", "name", "args", "kwargs")),
         Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_getattr", _shadowed_read_gate,
                params=("tx", "obj", "name_var")),
+        # hasattr(obj, k) with k not a str where obj's record holds such keys: TypeError, as CPython.
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_hasattr", _hasattr_gate,
+               params=("tx", "obj", "attr")),
         # A __dict__ write of a key that is not a str, and before 2.8 one under a property's name, is
         # replayed here as a __dict__ write.
         Target("torch._dynamo.side_effects", "SideEffects", "codegen_update_mutated", _codegen_update_mutated,
