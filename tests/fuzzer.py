@@ -2248,7 +2248,9 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # whole consumers of a view or the dict (dunder-dict-views' _whole_* and _list_extend, 2.5-2.11)
             "dict({o}.__dict__.items())", "{o}.__dict__.copy()", "[*{o}.__dict__.values()]",
             "tuple({o}.__dict__.items())", "sorted({o}.__dict__.keys(), reverse=True)",
-            "[*{o}.__dict__]", "dict(vars({o}))",
+            # (with the lazy consumers, which take the live iterator: dunder-dict-views' _lazy_*, 2.5-2.11)
+            "([*{o}.__dict__], sorted(map(repr, {o}.__dict__)), [*filter(None, vars({o}))], "
+            "[*zip({o}.__dict__.keys(), range(3))])", "dict(vars({o}))",
             # dict.update over a mapping by protocol, with none or two arguments (dict-update-args, 2.5-2.12)
             "updated({{'z': 0}}, KeysOnly({o}.__dict__), q=1)", "{{**KeysOnly(vars({o})), 'z': 0}}",
             "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))",

@@ -1303,3 +1303,64 @@ def test_set_of_the_instance_dict_is_wrong_without_the_views_on_2_8_to_2_11():
     with without_patch("dunder-dict-views"):
         found = eager_vs_compiled(fn, lambda n: (Plain(torch.ones(2) * n), torch.ones(2) * n), inputs=(1, 2))
     assert isinstance(found, str), found  # a wrong result (the except branch taken), not a break
+
+
+LAZY_SHAPES = {
+    "map": lambda o: map(repr, o.__dict__),
+    "map_vars": lambda o: map(repr, vars(o)),
+    "filter": lambda o: filter(None, o.__dict__),
+    "zip": lambda o: zip(o.__dict__, range(9)),
+    "map_items_view": lambda o: map(repr, o.__dict__.items()),
+    "zip_keys_view": lambda o: zip(o.__dict__.keys()),
+}
+
+
+def _lazy_across_a_break(shape):
+    def fn(o, x):
+        o.new = x  # a store the frame replays after the graph
+        lazy = LAZY_SHAPES[shape](o)
+        torch._dynamo.graph_break()
+        return sorted(map(repr, lazy)), x + 1
+
+    return fn
+
+
+def _lazy_in_the_frame(shape):
+    def fn(o, x):
+        o.new = x
+        out = sorted(map(repr, LAZY_SHAPES[shape](o)))
+        o.later = 1
+        return out, x + 1
+
+    return fn
+
+
+def _lazy_inputs(n):
+    return Plain(torch.ones(2) * n), torch.ones(2) * n
+
+
+@pytest.mark.parametrize("shape", sorted(LAZY_SHAPES))
+def test_lazy_consumers_alive_at_a_graph_break(shape):
+    """``map``/``filter``/``zip`` of ``o.__dict__``, ``vars(o)`` or a view, alive at a graph break after a
+    store: equal to eager (without ``fullgraph``). Dynamo kept the dict in the lazy object and rebuilt it
+    before replaying the store: ``RuntimeError: dictionary changed size during iteration`` in the user's
+    program (native on 2.5-2.11; ``map(f, vars(o))`` only with tdcompat on 2.5-2.8, measured)."""
+    found = eager_vs_compiled(_lazy_across_a_break(shape), _lazy_inputs, inputs=(1, 2, 3), fullgraph=False)
+    assert found is None, found
+
+
+@pytest.mark.parametrize("shape", sorted(LAZY_SHAPES))
+def test_lazy_consumers_in_the_frame(shape):
+    """The same consumed inside the frame under ``fullgraph``: right or a clean graph break."""
+    found = eager_vs_compiled(_lazy_in_the_frame(shape), _lazy_inputs, inputs=(1, 2, 3))
+    assert found is None or isinstance(found, torch._dynamo.exc.Unsupported), found
+
+
+def test_lazy_consumer_alive_at_a_break_crashes_without_the_views_on_2_5_to_2_11():
+    from conftest import applied, without_patch
+
+    if not applied("dunder-dict-views"):
+        pytest.skip("dunder-dict-views applies on 2.5-2.11 only")
+    with without_patch("dunder-dict-views"):
+        found = eager_vs_compiled(_lazy_across_a_break("map"), _lazy_inputs, inputs=(1, 2), fullgraph=False)
+    assert isinstance(found, RuntimeError) and "changed size" in str(found), found

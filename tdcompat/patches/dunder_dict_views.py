@@ -51,7 +51,10 @@ entry before it returns and runs no user code between two entries (``list_extend
 ``dict()`` inserts ``str`` keys; ``copy`` is ``dict(o.__dict__)``), so nothing can change the dict
 in between. ``dict(view)`` of a ``keys()`` or ``values()`` view defers (pairs of 2-character names
 would be consumed as pairs). Lazy consumers (``enumerate``, ``zip``, ``map``, generators, loops)
-stay live iterations.
+stay live iterations: ``map``, ``filter`` and ``zip`` of the instance dict or a view get the live
+iterator at the call, as CPython's ``iter()`` there (Dynamo kept the dict, and rebuilt ``map(f, o.__dict__)``
+alive at a graph break before replaying the frame's stores: ``RuntimeError: dictionary changed size
+during iteration`` in the user's program, natively on 2.5-2.11).
 ``o.__dict__ == d`` / ``!=`` (``d`` exactly a ``dict``, or another instance dict it can list) is decided
 here on the entries read now, as CPython's ``dict_equal`` decides it: lengths, keys, then values equal
 by identity first; a value comparison that would run an ``__eq__`` (a tensor, a user object, a NaN not
@@ -317,9 +320,20 @@ def _view_types():
         def __repr__(self) -> str:
             return f"InstanceDictIterator({self.obj}.__dict__.{self.kind}())"
 
-    def make_iterator(obj, kind, keys):
-        return InstanceDictIterator([ConstantVariable.create(k) for k in keys], obj=obj, kind=kind,
-                                    keys=keys, **new_object_kwargs())
+    class InstanceDictLazyIterator(InstanceDictIterator):
+        """The iterator a lazy consumer (``map``, ``filter``, ``zip``) holds: never unpacked whole (Dynamo's
+        ``call_zip``/``call_map`` would take the rest where they are called: a copy that misses a change of
+        keys), only stepped, item by item, as CPython's consumers step it."""
+
+        def has_unpack_var_sequence(self, tx) -> bool:
+            return False
+
+        def has_force_unpack_var_sequence(self, tx) -> bool:
+            return False
+
+    def make_iterator(obj, kind, keys, lazy=False):
+        cls = InstanceDictLazyIterator if lazy else InstanceDictIterator
+        return cls([ConstantVariable.create(k) for k in keys], obj=obj, kind=kind, keys=keys, **new_object_kwargs())
 
     global _CONSUMED
     _CONSUMED = ()  # the whole consumers' gates reload their types, this view among them
@@ -622,6 +636,74 @@ def _whole_gate(builtin: str):
 _WHOLE_GATES = {builtin: _whole_gate(builtin) for builtin in _WHOLE_KINDS}
 
 
+#: Lazy consumers and the index (after ``tx``) of their first iterable: CPython calls ``iter()`` on each at once.
+_LAZY = {"map": 1, "filter": 1, "zip": 0}
+
+
+def _iterator_now(tx, arg):
+    """``iter(arg)`` for one of this patch's views or an instance dict it can list (the live iterator
+    ``iter(o.__dict__)`` gives), else None."""
+    getattr_type, *views = _CONSUMED or _consumed_types()
+    if views and type(arg) is views[0]:
+        obj, kind = arg.obj, arg.kind
+    elif (type(arg) is getattr_type and getattr(arg, "name", None) == "__dict__"
+          and type(arg.obj) in instance_dict_receiver_types()):
+        obj, kind = arg.obj, "keys"
+    else:
+        return None
+    keys = _current_keys(tx, obj)
+    if keys is None:
+        return None
+    return _view_types()[1](obj, kind, keys, lazy=True)
+
+
+def _lazy(builtin: str):
+    """The handler for ``BuiltinVariable.call_<builtin>(tx, ...)``."""
+    first = _LAZY[builtin] + 1
+
+    @fail_safe(NAME)
+    def handler(wrapped, instance, args, kwargs):
+        if len(args) <= first:
+            return DEFER
+        call_args = list(args)
+        for i in range(first, len(call_args)):
+            it = _iterator_now(args[0], call_args[i])
+            if it is not None:
+                call_args[i] = it
+        if all(new is old for new, old in zip(call_args, args)):
+            return DEFER
+        effects_begin()
+        return wrapped(*call_args, **kwargs)
+
+    handler.__name__ = handler.__qualname__ = f"_lazy_{builtin}"
+    handler.__doc__ = (
+        f"``{builtin}(..., o.__dict__)`` / ``{builtin}(..., view)``: CPython calls ``iter()`` on the iterable at "
+        "once, so it gets the live iterator ``iter(o.__dict__)`` gives. Dynamo kept the instance dict itself, "
+        "and where the lazy object outlived a graph break rebuilt it before replaying the frame's attribute "
+        "stores: ``RuntimeError: dictionary changed size during iteration`` in the user's program (native on "
+        "2.5-2.11; also ``map(f, vars(o))`` with instance-dict-vars).")
+    return handler
+
+
+def _lazy_gate(builtin: str):
+    """What is installed on ``BuiltinVariable.call_<builtin>``: no argument a view or a ``GetAttrVariable``:
+    straight to Dynamo after a type test per argument."""
+
+    @gate(_lazy(builtin))
+    def factory(original, handle):
+        def consume(self, *args, **kwargs):  # any call: the methods' parameters differ
+            if _CONSUMED and not any(type(arg) in _CONSUMED for arg in args):
+                return original(self, *args, **kwargs)
+            return handle(self, *args, **kwargs)
+
+        return consume
+
+    return factory
+
+
+_LAZY_GATES = {builtin: _lazy_gate(builtin) for builtin in _LAZY}
+
+
 @fail_safe(NAME)
 def _list_extend(wrapped, instance, args, kwargs):
     """``ListVariable.call_method(tx, "extend", [arg], {})``: ``l.extend(view)``, ``[*view]``,
@@ -705,6 +787,9 @@ PATCH = Patch(
                params=("tx",)),
         *(Target("torch._dynamo.variables.builtin", "BuiltinVariable", f"call_{builtin}", factory,
                  params=("tx",)) for builtin, factory in _WHOLE_GATES.items()),
+        # map/filter/zip of o.__dict__ or a view: the live iterator, as CPython's iter() at the call.
+        *(Target("torch._dynamo.variables.builtin", "BuiltinVariable", f"call_{builtin}", factory,
+                 params=("tx",)) for builtin, factory in _LAZY_GATES.items()),
         Target("torch._dynamo.variables.lists", "ListVariable", "call_method", _list_extend_gate,
                params=("tx", "name", "args", "kwargs")),
     ),
