@@ -2232,7 +2232,8 @@ MD_FORMS = {
     MD_HASH: ("{{{o}: 1}}[{o}]", "{o} in {{{o}}}", "len({{{o}, {o}.sub}})", "hash({o}) == hash({o})"),
 }
 DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "tuple({o}.__dict__)",
-            "{{_k: _v for _k, _v in dict({o}.__dict__).items() if not _k.startswith('_')}}", "len({o}.__dict__)",
+            "{{_k: _v for _k, _v in dict({o}.__dict__).items() if not _k.startswith('_')}}",
+            "(len({o}.__dict__), '/'.join({o}.__dict__.keys()), len([*zip({o}.__dict__)]))",
             "{k!r} in {o}.__dict__.keys()", "{o}.__dict__ == {{'a': 3}}", "dict({o}.__dict__) == {o}.__dict__",
             "{o}.__dict__.keys() | {{'q'}}", "type({o}.__dict__)", "isinstance({o}.__dict__, dict)",
             "list({o}.__dict__.keys())", "[_v for _v in {o}.__dict__.values() if not isinstance(_v, (dict, set))]",
@@ -2248,9 +2249,11 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # whole consumers of a view or the dict (dunder-dict-views' _whole_* and _list_extend, 2.5-2.11)
             "dict({o}.__dict__.items())", "{o}.__dict__.copy()", "[*{o}.__dict__.values()]",
             "tuple({o}.__dict__.items())", "sorted({o}.__dict__.keys(), reverse=True)",
-            # (with the lazy consumers, which take the live iterator: dunder-dict-views' _lazy_*, 2.5-2.11)
-            "([*{o}.__dict__], sorted(map(repr, {o}.__dict__)), [*filter(None, vars({o}))], "
-            "[*zip({o}.__dict__.keys(), range(3))])", "dict(vars({o}))",
+            # (with the lazy consumers, which take the live iterator, str.join and an iterator unpacked:
+            # dunder-dict-views' _lazy_*, _join, 2.5-2.11)
+            "([*zip({o}.__dict__.keys(), range(3))], ','.join(vars({o})), [*{o}.__dict__], "
+            "sorted(map(repr, {o}.__dict__)), [*filter(None, vars({o}))], [*iter({o}.__dict__.values())])",
+            "dict(vars({o}))",
             # dict.update over a mapping by protocol, with none or two arguments (dict-update-args, 2.5-2.12)
             "updated({{'z': 0}}, KeysOnly({o}.__dict__), q=1)", "{{**KeysOnly(vars({o})), 'z': 0}}",
             "updated({{'a': 0}})", "updated({{}}, {o}.__dict__, {{}})", "updated({{'z': 0}}, KeysOnly({{'m': {o}}}))",

@@ -1364,3 +1364,73 @@ def test_lazy_consumer_alive_at_a_break_crashes_without_the_views_on_2_5_to_2_11
     with without_patch("dunder-dict-views"):
         found = eager_vs_compiled(_lazy_across_a_break("map"), _lazy_inputs, inputs=(1, 2), fullgraph=False)
     assert isinstance(found, RuntimeError) and "changed size" in str(found), found
+
+
+JOIN_SHAPES = {
+    "dict": lambda o: ",".join(o.__dict__),
+    "vars": lambda o: "-".join(vars(o)),
+    "keys": lambda o: "".join(o.__dict__.keys()),
+    "values": lambda o: ",".join(o.__dict__.values()),  # ints and a tensor: TypeError in eager
+    "items": lambda o: ",".join(o.__dict__.items()),  # tuples: TypeError in eager
+}
+
+
+def _joining(shape, made):
+    def fn(o, x):
+        if made:
+            o = Plain(x)
+        o.new = x
+        try:
+            joined = JOIN_SHAPES[shape](o)
+        except TypeError:
+            joined = "TypeError"
+        o.later = 1
+        return joined, x + 1
+
+    return fn
+
+
+@pytest.mark.parametrize("fullgraph", (True, False), ids=("fullgraph", "breaks"))
+@pytest.mark.parametrize("made", (False, True), ids=("input", "made"))
+@pytest.mark.parametrize("shape", sorted(JOIN_SHAPES))
+def test_join_of_the_instance_dict(shape, made, fullgraph):
+    """``sep.join(o.__dict__)`` / ``vars(o)`` / a view: the ``str`` keys joined, anything else a clean break.
+    Dynamo unpacked the tracker and raised ``NotImplementedError``: ``InternalTorchDynamoError``, the user's
+    program stopped also without ``fullgraph`` (natively for ``o.__dict__``, 2.5-2.11; with tdcompat's views
+    and ``vars(o)`` too, measured)."""
+    found = eager_vs_compiled(_joining(shape, made), _lazy_inputs, inputs=(1, 2, 3), fullgraph=fullgraph)
+    assert found is None or (fullgraph and isinstance(found, torch._dynamo.exc.Unsupported)), found
+
+
+def test_join_of_the_instance_dict_crashes_without_the_views_on_2_5_to_2_11():
+    from conftest import applied, without_patch
+
+    if not applied("dunder-dict-views"):
+        pytest.skip("dunder-dict-views applies on 2.5-2.11 only")
+    with without_patch("dunder-dict-views"):
+        found = eager_vs_compiled(_joining("dict", False), _lazy_inputs, inputs=(1, 2), fullgraph=False)
+    assert isinstance(found, torch._dynamo.exc.InternalTorchDynamoError), found
+
+
+def _iterator_unpacked(kind):
+    def fn(o, x):
+        o.new = x
+        view = o.__dict__ if kind == "dict" else getattr(o.__dict__, kind)()
+        it = iter(view)
+        first = next(it)
+        rest = list(it)
+        again = tuple(it)
+        whole = sorted(map(repr, iter(view)))
+        return first, rest, again, whole, x + 1
+
+    return fn
+
+
+@pytest.mark.parametrize("fullgraph", (True, False), ids=("fullgraph", "breaks"))
+@pytest.mark.parametrize("kind", ("dict", "keys", "values", "items"))
+def test_iterator_over_a_view_unpacked(kind, fullgraph):
+    """``list(it)`` / ``tuple(it)`` of ``iter(o.__dict__.values())`` (any view) after a ``next``: the rest of the
+    entries, then nothing. The unpacking stepped the iterator through its own ``next_variable``, which gave the
+    entry where a key was expected: ``InternalTorchDynamoError`` (values, items) on 2.5-2.11 with tdcompat."""
+    found = eager_vs_compiled(_iterator_unpacked(kind), _lazy_inputs, inputs=(1, 2, 3), fullgraph=fullgraph)
+    assert found is None or (fullgraph and isinstance(found, torch._dynamo.exc.Unsupported)), found

@@ -55,6 +55,8 @@ stay live iterations: ``map``, ``filter`` and ``zip`` of the instance dict or a 
 iterator at the call, as CPython's ``iter()`` there (Dynamo kept the dict, and rebuilt ``map(f, o.__dict__)``
 alive at a graph break before replaying the frame's stores: ``RuntimeError: dictionary changed size
 during iteration`` in the user's program, natively on 2.5-2.11).
+``sep.join(o.__dict__)`` (``vars(o)``, a keys view) joins the ``str`` keys read now (CPython lists them
+first); any other entry graph-breaks where Dynamo crashed (``InternalTorchDynamoError``, 2.5-2.11).
 ``o.__dict__ == d`` / ``!=`` (``d`` exactly a ``dict``, or another instance dict it can list) is decided
 here on the entries read now, as CPython's ``dict_equal`` decides it: lengths, keys, then values equal
 by identity first; a value comparison that would run an ``__eq__`` (a tensor, a user object, a NaN not
@@ -87,7 +89,7 @@ from ..instance_dict import (
     plain_constant_key,
 )
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe, gate
+from ..wrappers import DEFER, effects_begin, fail_safe, gate, method_name_gate, routed_gate
 
 NAME = "dunder-dict-views"
 
@@ -289,6 +291,8 @@ def _view_types():
                             "its keys changed during the iteration (CPython's answer depends on its table)")
 
         def next_variable(self, tx):
+            if self.__dict__.get("_raw"):  # stepped by ListIteratorVariable's own unpacking: the key itself
+                return super().next_variable(tx)
             if _in_eager_generator(tx):
                 graph_break("__dict__ view", f"{self.obj}.__dict__ iteration inside a generator",
                             "this Dynamo runs the generator to its end before its consumer's first step "
@@ -297,15 +301,28 @@ def _view_types():
             name = super().next_variable(tx).as_python_constant()
             return _entry(tx, self.obj, self.kind, name)
 
-        def unpack_var_sequence(self, tx):
+        def _rest(self, tx, unpack):
+            """The entries of the keys ``unpack`` (ListIteratorVariable's own) takes. That may call back into
+            this iterator (``force_unpack_var_sequence`` calls ``unpack_var_sequence``; iterator-consumption
+            steps ``next_variable`` so that unpacking consumes it): those calls must give keys, not entries,
+            or an entry is looked up as a key (``list(iter(o.__dict__.values()))`` crashed, 2.5-2.11)."""
             self._check(tx)
-            return [_entry(tx, self.obj, self.kind, k.as_python_constant())
-                    for k in super().unpack_var_sequence(tx)]
+            self.__dict__["_raw"] = True
+            try:
+                keys = unpack(tx)
+            finally:
+                self.__dict__["_raw"] = False
+            return [_entry(tx, self.obj, self.kind, k.as_python_constant()) for k in keys]
+
+        def unpack_var_sequence(self, tx):
+            if self.__dict__.get("_raw"):  # (force_unpack_var_sequence's own call)
+                return super().unpack_var_sequence(tx)
+            return self._rest(tx, super().unpack_var_sequence)
 
         def force_unpack_var_sequence(self, tx):
-            self._check(tx)
-            return [_entry(tx, self.obj, self.kind, k.as_python_constant())
-                    for k in super().force_unpack_var_sequence(tx)]
+            if self.__dict__.get("_raw"):
+                return super().force_unpack_var_sequence(tx)
+            return self._rest(tx, super().force_unpack_var_sequence)
 
         def python_type(self):
             return iterator_types[self.kind]
@@ -738,6 +755,38 @@ def _list_extend_gate(original, handle):
     return call_method
 
 
+@fail_safe(NAME)
+def _join(wrapped, instance, args, kwargs):
+    """``ConstantVariable.call_method(tx, "join", [arg], {})``: ``sep.join(o.__dict__)``, ``sep.join(vars(o))``,
+    ``sep.join(view)``. CPython lists the iterable first (``PySequence_Fast``: no user code between two
+    entries), then joins ``str`` items. Dynamo called ``force_unpack_var_sequence`` on the tracker, which raises
+    ``NotImplementedError``: an ``InternalTorchDynamoError`` that stops the user's program, also without
+    ``fullgraph`` (natively for ``o.__dict__``; with this patch's views and ``vars(o)`` too, where Dynamo broke
+    before). Accepted: the entries read now when every one is a ``str`` constant (the keys, the dict itself);
+    anything else graph-breaks (a break instead of the crash)."""
+    if len(args) != 4 or kwargs:
+        return DEFER
+    tx, name, call_args, call_kwargs = args
+    if name != "join" or type(getattr(instance, "value", None)) is not str or len(call_args) != 1 or call_kwargs:
+        return DEFER
+    arg = call_args[0]
+    getattr_type, *views = _CONSUMED or _consumed_types()
+    if not ((views and type(arg) is views[0])
+            or (type(arg) is getattr_type and getattr(arg, "name", None) == "__dict__")):
+        return DEFER
+    entries = _whole_entries(tx, arg, "list")
+    if entries is None or not all(e.is_python_constant() and type(e.as_python_constant()) is str for e in entries):
+        graph_break("__dict__ view", f"{instance}.join({arg})",
+                    "tdcompat joins an instance dict's str keys only (Dynamo cannot unpack it: a crash)")
+    from torch._dynamo.variables import TupleVariable
+
+    effects_begin()
+    return wrapped(tx, name, [TupleVariable(entries)], {})
+
+
+_join_gate = routed_gate(_join, method_name_gate, frozenset({"join"}))
+
+
 def _iter_is_a_polyfill() -> bool:
     """only where Dynamo traces ``iter()`` as ``polyfills.builtins.iter_``, which asks ``hasattr`` first (2.9-2.12; the patch ends at 2.11)"""  # noqa: E501 - the docs render this one line
     from torch._dynamo.polyfills import builtins
@@ -791,6 +840,9 @@ PATCH = Patch(
         *(Target("torch._dynamo.variables.builtin", "BuiltinVariable", f"call_{builtin}", factory,
                  params=("tx",)) for builtin, factory in _LAZY_GATES.items()),
         Target("torch._dynamo.variables.lists", "ListVariable", "call_method", _list_extend_gate,
+               params=("tx", "name", "args", "kwargs")),
+        # sep.join(o.__dict__ / vars(o) / a view): the str keys read now (Dynamo crashed unpacking it)
+        Target("torch._dynamo.variables.constant", "ConstantVariable", "call_method", _join_gate,
                params=("tx", "name", "args", "kwargs")),
     ),
     requires=(
