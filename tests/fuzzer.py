@@ -2233,7 +2233,9 @@ MD_FORMS = {
 }
 DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "tuple({o}.__dict__)",
             "{{_k: _v for _k, _v in dict({o}.__dict__).items() if not _k.startswith('_')}}",
-            "(len({o}.__dict__), '/'.join({o}.__dict__.keys()), len([*zip({o}.__dict__)]))",
+            "(len({o}.__dict__), '/'.join({o}.__dict__.keys()), len([*zip({o}.__dict__)]), "
+            "repr(collections.OrderedDict(z=1, a='s')), collections.OrderedDict(p=1, q=2) == collections.OrderedDict("
+            "q=2, p=1), str(collections.defaultdict(int, k='v')))",
             "{k!r} in {o}.__dict__.keys()", "{o}.__dict__ == {{'a': 3}}", "dict({o}.__dict__) == {o}.__dict__",
             "{o}.__dict__.keys() | {{'q'}}", "type({o}.__dict__)", "isinstance({o}.__dict__, dict)",
             "list({o}.__dict__.keys())", "[_v for _v in {o}.__dict__.values() if not isinstance(_v, (dict, set))]",

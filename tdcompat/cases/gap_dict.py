@@ -2108,3 +2108,30 @@ CASES.add(
          doc="`'c' in d` of a dict subclass passed in empty, then holding `'c'`: the new answer (2.5-2.6: "
              "the first one again, unguarded)"),
 )
+
+
+# -- dict-constant-type: an OrderedDict / defaultdict folded as a plain dict --
+
+
+def dict_constant_type(x, od, dd):
+    """``repr``/``str`` of an ``OrderedDict`` and a ``defaultdict`` passed in, and ``==`` of two ``OrderedDict``s
+    with the same items in another order (the second built in the frame): CPython's answers."""
+    swapped = OrderedDict(reversed(list(od.items())))
+    return x + 1, repr(od), str(od), f"{dd!r}", od == swapped, [od] != [swapped], od == dict(swapped)
+
+
+def _dict_constant_type_vary(args):
+    args[0].add_(1)
+    args[1]["c"] = 3  # a new key: recompiled (the dict's keys are guarded), answered again
+    args[2]["b"] = 2
+
+
+CASES.add(
+    Case("dict_constant_type", ("dict-constant-type",), dict_constant_type,
+         lambda: (torch.randn(3), OrderedDict(a=1, b=2), collections.defaultdict(int, a=1)),
+         vary=_dict_constant_type_vary,
+         unpatched=(Expect("<2.13", WRONG_RESULT),),
+         doc="`repr(od)`/`str(od)` of an `OrderedDict`, `f'{dd!r}'` of a `defaultdict`, `od == swapped` of two "
+             "`OrderedDict`s in another order: CPython's answers (a plain dict's repr before 2.13, `==` "
+             "order-blind on 2.5-2.8)"),
+)

@@ -110,6 +110,7 @@ _PATCH_MODULES = (
     "dict_subclass_contains_guard",
     "iterator_consumption",
     "iterator_constant_fold",
+    "dict_constant_type",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

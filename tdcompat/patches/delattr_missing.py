@@ -23,9 +23,12 @@ later call was left in place; fuzzer seed 1004428) and a graph break where the c
 attribute of that name (before 2.13 later reads see the deletion record, not the class
 attribute: ``hasattr`` silently ``False``). An object made in the frame whose class has ``__enter__``
 and ``__exit__`` (a ``TensorDict``) is a ``GenericContextWrappingVariable``, a
-``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3). Modules
+``UserDefinedObjectVariable`` with the same attribute store (fuzzer seed 3).
+A ``property`` without a deleter raises ``AttributeError`` in the trace
+(:func:`_refuse_property_without_deleter`; Dynamo 2.5-2.12 replayed ``del obj.p`` after the graph, where
+the error escaped the user's ``try``: fresh fuzz seed 438819678 on 2.10). Modules
 (``nn.Module.__delattr__``), classes with a custom
-``__delattr__``, descriptors and ``__slots__`` defer to Dynamo.
+``__delattr__``, other descriptors and ``__slots__`` defer to Dynamo.
 """
 
 from __future__ import annotations
@@ -66,6 +69,22 @@ def _refuse_unchecked_module_deletion(tx, obj, name) -> None:
                 "when it is missing)")
 
 
+def _refuse_property_without_deleter(tx, obj, cls, name) -> None:
+    """``del obj.p`` where ``type(obj).p`` is exactly a ``property`` without ``fdel`` (found on the class's MRO,
+    as ``object.__delattr__`` finds it): CPython raises ``AttributeError`` (no deleter), whatever the instance
+    holds. Dynamo 2.5-2.12 recorded a deletion and replayed ``del obj.p`` after the graph, where the
+    ``AttributeError`` escaped the user's ``try`` (measured; 2.13 raises in the trace). Raised in the trace
+    here (a graph break where this torch cannot raise it); any other descriptor is Dynamo's."""
+    descriptor = inspect.getattr_static(cls, name, None)
+    if type(descriptor) is not property or descriptor.fdel is not None:
+        return
+    from ..dynamo_api import raise_observed
+
+    effects_begin()
+    raise_observed(AttributeError, tx, f"del {obj}.{name}",
+                   f"property {name!r} of {cls.__name__!r} object has no deleter")
+
+
 @fail_safe(NAME)
 def _call_delattr(wrapped, instance, args, kwargs):
     """``BuiltinVariable.call_delattr(tx, obj, name_var)``."""
@@ -89,6 +108,7 @@ def _call_delattr(wrapped, instance, args, kwargs):
     if delattr_fn is not object.__delattr__:
         return DEFER
     if is_data_descriptor(cls, name):
+        _refuse_property_without_deleter(tx, obj, cls, name)
         return DEFER
     if not tx.output.side_effects.is_attribute_mutation(obj):
         return DEFER
