@@ -49,7 +49,8 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
     if isinstance(obj, weakref.ref):
         return ("weakref", snapshot(obj(), d, seen), snapshot(obj.__callback__, d, seen))
     if isinstance(obj, dict):
-        return (type(obj).__qualname__, {k: snapshot(v, d, seen) for k, v in obj.items()})
+        keys = _comparable_keys(obj)
+        return (type(obj).__qualname__, {keys(k): snapshot(v, d, seen) for k, v in obj.items()})
     if isinstance(obj, (list, tuple)):
         return (type(obj).__qualname__, [snapshot(v, d, seen) for v in obj])
     if isinstance(obj, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
@@ -70,8 +71,34 @@ def _snapshot_new(obj: Any, d: int, seen: dict) -> Any:
     attrs = getattr(obj, "__dict__", None)
     if isinstance(attrs, dict):
         # Attribute order is not behaviour; dict order (below) is.
-        state.update({k: snapshot(attrs[k], d, seen) for k in sorted(attrs, key=str)})
+        keys = _comparable_keys(attrs)
+        state.update({keys(k): snapshot(attrs[k], d, seen) for k in sorted(attrs, key=str)})
     return ("object", type(obj).__qualname__, state)
+
+
+class NanKey:
+    """A float NaN dict key, comparable across runs: each run makes its own NaN object, and
+    NaN keys match only by identity, so the n-th NaN key of a dict stands for its n-th one."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NanKey) and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((NanKey, self.index))
+
+    def __repr__(self) -> str:
+        return "nan" if self.index == 0 else f"nan#{self.index}"
+
+
+def _comparable_keys(mapping: dict) -> Any:
+    """A function mapping each key of ``mapping`` to itself, or a NaN key to its ``NanKey``."""
+    nans = {id(k): NanKey(i) for i, k in enumerate(k for k in mapping if isinstance(k, float) and k != k)}
+    return (lambda k: nans.get(id(k), k)) if nans else (lambda k: k)
 
 
 def _named(module: torch.nn.Module, kind: str):
