@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fuzzer import readable_diff
-
 from tdcompat.cases.snapshot import diff, snapshot
+
+from fuzzer import readable_diff
 
 
 def nan() -> float:
