@@ -99,15 +99,21 @@ def _live_class() -> type:
         _nonvar_fields = {"view_keys", "view_order", "view_kind", *ListIteratorVariable._nonvar_fields}
 
         def __init__(self, *args: Any, view_dict: Any = None, view_keys: Any = (), view_kind: str = "values",
-                     view_order: Any = (), **kwargs: Any) -> None:
+                     view_order: Any = (), view_values: Any = (), **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)  # a clone: Dynamo's own fields, then ours
             self.view_dict, self.view_keys, self.view_kind = view_dict, list(view_keys), view_kind
-            self.view_order = list(view_order)
+            self.view_order, self.view_values = list(view_order), list(view_values)
 
         @property
         def items(self) -> Any:
+            """Dynamo's own list while the dict holds the same key and value trackers as when the iterator
+            was made (its items are then what the dict shows: every ``next()`` of an unchanged dict, read
+            in C with no tracker made); the dict's current entries once a value was stored again."""
             snapshot = self.__dict__["items"]
-            if self.view_dict is None or not _same_keys(self.view_dict.items, self.view_order):
+            d = self.view_dict
+            if d is None or not _same_keys(d.items, self.view_order):
+                return snapshot
+            if self.view_kind == "keys" or all(map(operator.is_, d.items.values(), self.view_values)):
                 return snapshot
             return _LiveItems(self)
 
@@ -147,13 +153,11 @@ def _snapshot_iterators() -> bool:
 
 def _same_keys(items: dict, keys: list) -> bool:
     """The dict has exactly ``keys``, in that order (a reordering - ``move_to_end``, a key popped and stored
-    again - is not what the iterator was made over either). Asked on every read of the iterator's items: the
-    same key trackers in the same order answer in C (``map(operator.is_, ...)``, no frame per key); only a dict
-    whose key trackers were replaced pays Dynamo's ``==`` per key (2.5.1's neutral dict workload: +60% calls
-    with ``==`` alone, quadratic in the dict's length)."""
-    if len(items) != len(keys):
-        return False
-    return all(map(operator.is_, items, keys)) or all(a == b for a, b in zip(items, keys))
+    again - is not what the iterator was made over either). Asked on every read of the iterator's items: list
+    equality compares by identity first, so the same key trackers in the same order answer in C with no frame
+    per key; only a key tracker that was replaced pays Dynamo's ``==`` (2.5.1's neutral dict workload: +60%
+    calls with ``==`` on every key, quadratic in the dict's length)."""
+    return list(items) == keys
 
 
 def _view_dict(view: Any, classes: frozenset) -> Any:
@@ -169,6 +173,7 @@ def _make_live(result: Any, d: Any, kind: str, keys: list) -> Any:
     result.__class__ = _live_class()  # Dynamo's own iterator, made to read the dict when used
     result.view_dict, result.view_keys, result.view_kind = d, keys, kind
     result.view_order = list(d.items)  # the dict's own order then: what _same_keys compares with
+    result.view_values = list(d.items.values())  # and its value trackers: unchanged, Dynamo's list is right
     return result
 
 
