@@ -23,6 +23,7 @@ import torch._dynamo  # activates tdcompat (patches apply at Dynamo's import)
 from tdcompat.versions import parse_torch_version
 
 from conftest import applied, assert_right_break_or_native, eager_vs_compiled, without_patch
+from fuzzer import nonstr
 
 NAME = "instance-dict-writes"
 RELEASE = parse_torch_version(torch.__version__).release[:2]
@@ -303,31 +304,11 @@ def test_getattr_of_a_non_str_key_raises_type_error():
     assert found is None or isinstance(found, torch._dynamo.exc.Unsupported), found
 
 
-def _through_the_dict(o, k):
-    """The fuzzer's ``nonstr`` form: a key written, read, counted and deleted through ``o.__dict__``, then an
-    object made here holds it, and ``getattr``/``hasattr`` name keys of its record."""
-    d = o.__dict__
-    names = [*d]
-    d[k] = "n"
-    out = ([_k for _k in d][-1] == k, d[k], k in d, len(d), d.get(k), [*d][:len(names)] == names)
-    out += (d.setdefault(k, "s"), d.pop(k), d.pop(k, "p"), d.setdefault(k, "t"), dict(d)[k])
-    d.update({k: "u"})
-    del d[k]
-    e = Foo()
-    e.__dict__[k] = len(out)
-    e.w = k in d
-    e.__dict__[-1] = e.__dict__.get(k)
-    try:  # CPython: TypeError (an attribute name is a str), never the item
-        got = (getattr(e, k), hasattr(e, -1))
-    except TypeError:
-        got = "TypeError"
-    return out, e, got
-
-
 def getattr_non_str_direct(t):
     o = Foo()
     o.a, o.t = 3, t + 1  # (a tensor op: a frame with no graph would run as it is)
-    return _through_the_dict(o, 1), _through_the_dict(o, None)
+    # the fuzzer's form: a key through o.__dict__, then getattr/hasattr of an object made there holding it
+    return nonstr(o, 1), nonstr(o, None)
 
 
 @pytest.mark.parametrize("fullgraph", (True, False), ids=("fullgraph", "default"))
