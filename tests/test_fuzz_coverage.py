@@ -32,6 +32,10 @@ SCRIPT = os.path.join(ROOT, "scripts", "fuzz.py")
 #: of tests/fuzzer.py's ``DD_FORMS`` since the session that added them). ordered-dict-class-method has one handler
 #: per Dynamo path (2.5-2.8 and 2.9-2.13); each is reached where its path exists (measured on 2.5.1 and 2.13.0).
 ALLOWED: dict = {
+    ("recompile-cache-invalidation", "recompile_cache_invalidation._compile_frame"): (
+        "<2.6", "the gate on ConvertFrameAssert.__call__ counts the running compiles itself (one frame: it stays on "
+        "the stack through the whole trace) and never calls this handler, which is installed alone only where the "
+        "gate would not fit; every program's compile runs the gate, and the patch's _invalidate is reached"),
     ("set-dict-operand-guard", "set_dict_operand_guard._guard_fast_operands"): (
         ">=2.9", "SetVariable._fast_set_method runs only for a set method with constant operands (`s.union(d)` of "
         "a dict of constants, 2.9-2.13); seed 0's first 600 programs call none on 2.15.0 (2.14+ send dict operands "
