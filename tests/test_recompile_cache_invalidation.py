@@ -78,8 +78,9 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
-def _run(disable: str = "") -> subprocess.CompletedProcess:
-    env = dict(os.environ, TDCOMPAT_DISABLE=disable, PYTHONFAULTHANDLER="1")
+def _run(without_patch: str = "") -> subprocess.CompletedProcess:
+    """PROGRAM in its own interpreter, with tdcompat, less the patch named (``TDCOMPAT_DISABLE``)."""
+    env = dict(os.environ, TDCOMPAT_DISABLE=without_patch, PYTHONFAULTHANDLER="1")
     return subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=600)
 
 
@@ -90,6 +91,6 @@ def test_recompile_after_an_id_matched_object_died():
 
 @pytest.mark.skipif(RELEASE != (2, 5), reason="the entry is kept on invalidation from 2.6 (measured 2.6.0, 2.8.0)")
 def test_crashes_on_2_5_without_the_patch():
-    proc = _run(NAME)
+    proc = _run(without_patch=NAME)
     assert proc.returncode != 0, proc.stdout
     assert "Segmentation fault" in proc.stderr or "global_scope" in proc.stderr, proc.stderr[-3000:]
