@@ -43,11 +43,29 @@ _deferred: List[Callable[[], Any]] = []
 
 @fail_safe(NAME)
 def _invalidate(wrapped, instance, args, kwargs):
-    """``CheckFunctionManager.invalidate()``: deferred while a frame compiles, else Dynamo's."""
+    """``CheckFunctionManager.invalidate()``: deferred while a frame compiles, else Dynamo's. A deferred one is
+    asked again of the manager when the compile ends, when this handler lets it through."""
     if not _compiling:
         return DEFER
-    _deferred.append(lambda: wrapped(*args, **kwargs))
+    _deferred.append(lambda: instance.invalidate(*args, **kwargs))
     return None
+
+
+def _enter() -> None:
+    global _compiling
+    _compiling += 1
+
+
+def _leave() -> None:
+    """One compile ended: the last one to end runs the invalidations they requested, in order."""
+    global _compiling
+    _compiling -= 1
+    while not _compiling and _deferred:
+        invalidate = _deferred.pop(0)
+        try:
+            invalidate()
+        except Exception:  # noqa: BLE001 - what weakref.finalize does with its callback's error
+            sys.excepthook(*sys.exc_info())
 
 
 @fail_safe(NAME)
@@ -55,43 +73,28 @@ def _compile_frame(wrapped, instance, args, kwargs):
     """``ConvertFrameAssert.__call__(frame, cache_entry, hooks, frame_state)``: the invalidations its compile
     requested run when it ends, before the evaluator looks up or adds a cache entry. (Installed as the
     handler only where the gate below does not fit: the gate does the same in one frame.)"""
-    global _compiling
-    _compiling += 1
+    _enter()
     try:
         return wrapped(*args, **kwargs)
     finally:
-        _compiling -= 1
-        if not _compiling:
-            _run_deferred()
+        _leave()
 
 
 @gate(_compile_frame)
 def _compile_frame_gate(original, handle):
-    """What is installed on ``ConvertFrameAssert.__call__``: the counting of :func:`_compile_frame` in one frame,
-    since this one stays on the stack through the whole trace (every ``traceback.extract_stack`` Dynamo makes
-    reads each frame's source line: three frames of the fail-safe cost 2.5.1's neutral MLP step +360 calls).
+    """What is installed on ``ConvertFrameAssert.__call__``: :func:`_compile_frame` in one frame, since this one
+    stays on the stack through the whole trace (every ``traceback.extract_stack`` Dynamo makes reads each
+    frame's source line: three frames of the fail-safe cost 2.5.1's neutral MLP step +360 calls).
     The handler is not called: there is nothing to decide per call."""
 
     def __call__(self, *args, **kwargs):
-        global _compiling
-        _compiling += 1
+        _enter()
         try:
             return original(self, *args, **kwargs)
         finally:
-            _compiling -= 1
-            if not _compiling and _deferred:
-                _run_deferred()
+            _leave()
 
     return __call__
-
-
-def _run_deferred() -> None:
-    while _deferred:
-        invalidate = _deferred.pop(0)
-        try:
-            invalidate()
-        except Exception:  # noqa: BLE001 - what weakref.finalize does with its callback's error
-            sys.excepthook(*sys.exc_info())
 
 
 PATCH = Patch(
