@@ -984,6 +984,28 @@ def aliased(d):
     return e is d, d is not e, r is d, t is s, [d][0] is d, d is d, sorted(s, key=str)
 
 
+class Shown:
+    """Its own ``__repr__``, ``object.__str__``: ``str()`` of it is its repr (object-str-repr: 2.5-2.13 folded it from
+    the real object while tracing, unguarded)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        return f"Shown({self.v!r})"
+
+
+SHOWN = Shown("g")
+
+
+def shown(n):
+    """``str()`` of the global ``SHOWN`` rewritten first (it has a source: the traced repr is guarded) and of a
+    ``Shown`` built here (its class's source). Written before it is read: eager and compiled start alike."""
+    SHOWN.v = "odd" if n % 2 else "even"
+    made = Shown(SHOWN.v + "!")
+    return str(SHOWN), str(made)
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "NS", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
@@ -994,7 +1016,8 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "fromkeys_only",
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
-           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit")
+           "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit", "Shown",
+           "SHOWN", "shown")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -2347,7 +2370,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "set_inplace_ops({{1, 2.0, 'a'}}, {{1.0, True, 2}})",
             # a function's and a bound method's __dict__, read, written through and deleted from (function-dict,
             # 2.5-2.11; writes break on 2.12+: function-dict-write)
-            "fndict({o}, 'k')", "fndict({o}, 'meth')")
+            "fndict({o}, 'k')", "fndict({o}, 'meth')",
+            # str() of objects whose class keeps object.__str__: a global and a made one with a Python __repr__,
+            # a dict subclass built here (a C repr: refused before 2.13; object-str-repr, 2.5-2.13)
+            "shown(len({o}.__dict__))", "str(SubD(a=len(vars({o}))))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
                                     "aliased(", "counted(", "fndict(")))

@@ -9,6 +9,8 @@
   whose ``__init__`` calls ``nn.Module.__init__(self)`` explicitly, as
   ``TensorDictParams.__init__`` does in tensordict 0.8-0.14 (reached from
   ``to_module`` via ``copy()`` -> ``_new_unsafe``).
+* ``object-str-repr``: ``str(o)`` of an object whose class defines only ``__repr__``, after the frame
+  rewrote what that repr reads (folded from the real object while tracing on 2.5-2.13).
 """
 
 from __future__ import annotations
@@ -494,4 +496,42 @@ CASES.add(
          unpatched=(Expect(">=2.5", WRONG_RESULT),),
          doc="`all(it)` / `sum(it)` of an iterator over constants, then `list(it)`: every item again (folded over "
              "a copy, 2.5-2.15)"),
+)
+
+
+# -- object-str-repr: str() of an object without its own __str__, folded from the real object --
+
+
+class Labelled:
+    """A class with its own ``__repr__`` and ``object.__str__`` (the usual way to give a class a text)."""
+
+    def __init__(self, label):
+        self.label = label
+
+    def __repr__(self):
+        return f"Labelled({self.label!r})"
+
+
+def object_str_repr(x, o):
+    """``str(o)`` after the frame rewrote what ``o``'s ``__repr__`` reads: the text now, not the one Dynamo
+    computed from the real object while tracing."""
+    o.label = o.label + "!"
+    return x + 1, str(o), o.label
+
+
+def _object_str_repr_inputs():
+    return torch.randn(3), Labelled("a")
+
+
+def _object_str_repr_vary(args):
+    args[0].add_(1)
+    args[1].label = "b"  # a str (an int would turn dynamic on the recompile)
+
+
+CASES.add(
+    Case("object_str_repr", ("object-str-repr",), object_str_repr, _object_str_repr_inputs,
+         vary=_object_str_repr_vary,
+         unpatched=(Expect("<2.14", WRONG_RESULT),),
+         doc="`o.label += '!'; str(o)` of an object whose class defines only `__repr__`: the new text (2.5-2.13: "
+             "the real object's repr while tracing)"),
 )

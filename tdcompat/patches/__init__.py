@@ -112,6 +112,7 @@ _PATCH_MODULES = (
     "iterator_constant_fold",
     "dict_constant_type",
     "recompile_cache_invalidation",
+    "object_str_repr",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
