@@ -482,6 +482,19 @@ def key_tracker_gate(original, handle, route):
     return __init__
 
 
+def value_type_gate(original, handle, route):
+    """The gate on ``VariableBuilder._wrap(value)`` (every value Dynamo wraps from a source), for
+    :func:`tdcompat.wrappers.routed_gate`: a value whose type's name is in ``route`` goes to ``handle``, every
+    other straight to Dynamo (one set test). Shared, so the patches on wrapped values cost one frame together."""
+
+    def _wrap(self, value):
+        if type(value).__name__ not in route:
+            return original(self, value)
+        return handle(self, value)
+
+    return _wrap
+
+
 #: Dynamo's conditional jumps: the ``InstructionTranslatorBase`` opcode handlers built by
 #: ``generic_jump(truth_fn, push)`` on some Python this torch supports (3.9-3.13 name them
 #: differently), each with its ``(truth_fn, push)``: jump when ``truth_fn(value)``, and keep the

@@ -1006,6 +1006,36 @@ def shown(n):
     return str(SHOWN), str(made)
 
 
+PROXIED_INSTANCE_DICTS = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 12)
+GFLOAT = {1.5: 1, "a": 2, (2.5, 1): 3}
+GNAN = {float("nan"): 1, "a": 2, (float("nan"), 1): 3}
+
+
+def nan_keys(o):
+    """Float NaN keys (dict-nan-key-input: the compile crashed on 2.5-2.14, now a graph break): a global dict holding
+    them (one inside a tuple) read whole, and the instance dict of a global object holding one (2.12-2.14:
+    ``SideEffectsProxyDict`` builds its items; 2.5-2.11 refuse ``vars()`` of a global object), the one this torch
+    reaches through the patch first (under ``fullgraph`` the first break ends the trace); then ``o``'s instance
+    dict given a NaN key in the frame and read. First a global dict with float keys that are not NaN: the patch
+    sees it (its key types) and leaves it to Dynamo."""
+    out = [sum(GFLOAT.values()), list(GFLOAT)]
+    for which in ((1, 0) if PROXIED_INSTANCE_DICTS else (0, 1)):
+        if which:
+            out.append(sorted(v for v in vars(GNANO).values() if type(v) is int))
+        else:
+            out += [len(GNAN), sum(GNAN.values()), [k for k in GNAN if k == k]]
+    o.__dict__[GNAN_KEY] = len(out)
+    out.append(sorted(v for v in vars(o).values() if type(v) is int))
+    del o.__dict__[GNAN_KEY]
+    return out
+
+
+GNAN_KEY = next(iter(GNAN))
+GNANO = NS()
+GNANO.__dict__[GNAN_KEY] = 4
+GNANO.a = 5
+
+
 HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_dict_state", "ored", "iored",
            "ior_kept", "set_view_ops", "view_operands", "refused", "SKey", "nonstr", "NS", "target_fn", "fnwrite",
            "wrapped_attrs", "FnOwner", "fnattr", "fndict", "grown",
@@ -1017,7 +1047,8 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit", "Shown",
-           "SHOWN", "shown")
+           "SHOWN", "shown", "GNAN", "nan_keys", "GNAN_KEY", "GNANO",
+           "PROXIED_INSTANCE_DICTS", "GFLOAT")
 
 
 # Builtin container subclasses (builtin-subclass-truth, 2.5-2.11): empty on even calls, filled on odd ones.
@@ -2373,7 +2404,9 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             "fndict({o}, 'k')", "fndict({o}, 'meth')",
             # str() of objects whose class keeps object.__str__: a global and a made one with a Python __repr__,
             # a dict subclass built here (a C repr: refused before 2.13; object-str-repr, 2.5-2.13)
-            "shown(len({o}.__dict__))", "str(SubD(a=len(vars({o}))))")
+            "shown(len({o}.__dict__))", "str(SubD(a=len(vars({o}))))",
+            # dicts with a float NaN key: a global one read, an instance dict (dict-nan-key-input, 2.5-2.14)
+            "nan_keys({o})")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
                                     "aliased(", "counted(", "fndict(")))

@@ -104,6 +104,7 @@ _PATCH_MODULES = (
     "set_subclass_inplace",
     "dict_view_live_iterator",
     "ordered_dict_values_input",
+    "dict_nan_key_input",  # after ordered_dict_values_input: their routed gates on VariableBuilder._wrap merge
     "dict_subclass_missing",
     "dict_subclass_base_getitem",
     "dict_method_keywords",

@@ -17,20 +17,22 @@ type's ``tp_repr``).
 
 What the handler accepts: ``str(arg)`` of a ``UserDefinedObjectVariable`` (or subclass) whose class's ``__str__``,
 read statically along the MRO, is ``object.__str__`` - the one branch that folds. CPython's ``str()`` then
-calls ``type(obj).__repr__(obj)`` and checks the result is a ``str``; the handler does the same in the trace:
-on 2.13 with Dynamo's own ``generic_repr`` (each tracker's ``repr_impl``, what 2.14 calls); before, where
-the class's ``__repr__`` (static MRO lookup, which is what the type slot calls) is a plain Python function,
-by inlining it on the tracker, with an ``ID_MATCH`` guard on ``type(obj).__repr__`` read from the object's source
+calls ``type(obj).__repr__(obj)`` and checks the result is a ``str``; the handler does the same in the trace.
+Where the class's ``__repr__`` (static MRO lookup, which is what the type slot calls) is a plain Python function,
+it is inlined on the tracker, under an ``ID_MATCH`` guard on ``type(obj).__repr__`` read from the object's source
 (or the class's source for an object built in the frame), so a class that later gets another ``__repr__``
-recompiles; the result must be a constant of type ``str``. Everything else graph-breaks (a repr written in C,
-such as a dict subclass's, or ``object.__repr__``'s identity string, which the fold computed from the first
-call's object; an object with no source to guard; a non-``str`` result): never the fold. A class with its own
-``__str__`` defers (Dynamo inlines it, or refuses a C one).
+recompiles (2.13's own ``generic_repr`` reads it unguarded: the first text again; 2.14-2.15 natively too). A repr
+written in C (a dict subclass's, an ``OrderedDict``'s) goes to Dynamo's ``generic_repr`` on 2.13 (each tracker's
+``repr_impl``, what 2.14 calls) and graph-breaks before, as does ``object.__repr__``'s identity string, which the
+fold computed from the first call's object. An object with no source to guard, or a result that is not a
+constant ``str``, graph-breaks: never the fold. A class with its own ``__str__`` defers (Dynamo inlines it, or
+refuses a C one).
 """
 
 from __future__ import annotations
 
 import types
+from typing import NoReturn
 
 from ..dynamo_api import bind_args, graph_break, static_lookup
 from ..spec import Patch, Target
@@ -39,7 +41,7 @@ from ..wrappers import DEFER, effects_begin, fail_safe
 NAME = "object-str-repr"
 
 
-def _refuse(arg, why: str):
+def _refuse(arg, why: str) -> NoReturn:
     graph_break("str() of a user-defined object", f"str({arg})",
                 f"this Dynamo folds str() from the real object while tracing; tdcompat traces its repr instead: {why}")
 
@@ -69,24 +71,22 @@ def _str(wrapped, instance, args, kwargs):
     if static_lookup(cls, "__str__") is not object.__str__:
         return DEFER  # its own __str__: Dynamo inlines a Python one, refuses a C one
     effects_begin()
-    try:
-        from torch._dynamo.variables.object_protocol import generic_repr
-    except ImportError:  # before 2.13
-        generic_repr = None
-    if generic_repr is not None:
-        result = generic_repr(tx, arg)  # checks the type of the result itself, as PyObject_Repr does
+    if type(static_lookup(cls, "__repr__")) is types.FunctionType:
+        result = _traced_repr(tx, arg, cls)  # guarded (2.13's generic_repr reads the class's __repr__ unguarded)
     else:
-        result = _traced_repr(tx, arg, cls)
+        try:
+            from torch._dynamo.variables.object_protocol import generic_repr
+        except ImportError:  # before 2.13
+            _refuse(arg, f"{cls.__name__}.__repr__ is not Python code")
+        result = generic_repr(tx, arg)  # each tracker's repr_impl (a C repr: a dict subclass's, an OrderedDict's)
     if not (result.is_python_constant() and type(result.as_python_constant()) is str):
         _refuse(arg, "its repr is not a constant str")
     return result
 
 
 def _traced_repr(tx, arg, cls):
-    """``type(obj).__repr__(obj)`` inlined, where that is a Python function and can be guarded."""
+    """``type(obj).__repr__(obj)`` inlined (a Python function), under a guard on it."""
     rep = static_lookup(cls, "__repr__")
-    if type(rep) is not types.FunctionType:
-        _refuse(arg, f"{cls.__name__}.__repr__ is not Python code")
     source = _repr_source(arg)
     if source is None:
         _refuse(arg, "no source to guard its class's __repr__")

@@ -32,9 +32,9 @@ import collections
 import functools
 from typing import Any
 
-from ..dynamo_api import bind_args, graph_break
+from ..dynamo_api import bind_args, graph_break, value_type_gate
 from ..spec import Patch, Target
-from ..wrappers import DEFER, fail_safe, gate
+from ..wrappers import DEFER, fail_safe, routed_gate
 
 NAME = "ordered-dict-values-input"
 
@@ -83,16 +83,9 @@ def _wrap(wrapped, instance, args, kwargs):
     return result
 
 
-@gate(_wrap)
-def _wrap_gate(original, handle):
-    """Every value Dynamo wraps: only an ``odict_values`` goes on."""
-
-    def _wrap(self, value):
-        if type(value) is not _ODICT_VALUES:
-            return original(self, value)
-        return handle(self, value)
-
-    return _wrap
+#: Every value Dynamo wraps: only an ``odict_values`` goes on (a routed gate: it shares its frame with
+#: dict-nan-key-input's).
+_wrap_gate = routed_gate(_wrap, value_type_gate, {_ODICT_VALUES.__name__})
 
 
 PATCH = Patch(
