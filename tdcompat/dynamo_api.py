@@ -289,6 +289,12 @@ def module_tracker_types() -> frozenset:
 _MODULE_TRACKERS: dict = {}
 
 
+def source_name(source) -> str:
+    """A source's name for a graph-break message: ``name()`` a method up to 2.12, a property after."""
+    name = getattr(source, "name", source)
+    return str(name() if callable(name) else name)
+
+
 def build_sourceless(tx, value):
     """A tracker for a constant-like ``value`` reached through something already
     guarded (``VariableTracker.build(tx, value)`` without a source, 2.6 on;

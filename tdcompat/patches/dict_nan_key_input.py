@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import collections
 
-from ..dynamo_api import bind_args, graph_break, value_type_gate
+from ..dynamo_api import bind_args, graph_break, source_name, value_type_gate
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, gate, replay, routed_gate
 
@@ -53,11 +53,6 @@ def _holds_nan(key) -> bool:
     return False
 
 
-def _source_name(source) -> str:
-    name = getattr(source, "name", source)  # a method up to 2.12, a property after
-    return str(name() if callable(name) else name)
-
-
 @fail_safe(NAME)
 def _wrap(wrapped, instance, args, kwargs):
     """``VariableBuilder._wrap(value)`` of a dict whose literal keys hold a NaN: a graph break."""
@@ -70,7 +65,7 @@ def _wrap(wrapped, instance, args, kwargs):
     if not any(_holds_nan(k) for k in keys) or not all(ConstantVariable.is_literal(k) for k in keys):
         return DEFER
     source = getattr(instance, "source", None)
-    graph_break("dict with a float NaN key", _source_name(source),
+    graph_break("dict with a float NaN key", source_name(source),
                 "this Dynamo names the guards of the dict's items by repr(key), 'nan', which the guards cannot "
                 "evaluate: the compile would crash (InternalTorchDynamoError: NameError); tdcompat graph-breaks")
 
@@ -87,7 +82,7 @@ def _instance_items(wrapped, instance, args, kwargs):
     source = getattr(bound[1], "source", None)
     if source is None or _SUSPECT.isdisjoint(map(type, items)) or not any(_holds_nan(k) for k in list(items)):
         return items
-    graph_break("instance dict with a float NaN key", _source_name(source),
+    graph_break("instance dict with a float NaN key", source_name(source),
                 "this Dynamo names the guards of its items by repr(key), 'nan', which the guards cannot evaluate: "
                 "the compile would crash (InternalTorchDynamoError: NameError); tdcompat graph-breaks")
 

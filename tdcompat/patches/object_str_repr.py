@@ -71,8 +71,9 @@ def _str(wrapped, instance, args, kwargs):
     if static_lookup(cls, "__str__") is not object.__str__:
         return DEFER  # its own __str__: Dynamo inlines a Python one, refuses a C one
     effects_begin()
-    if type(static_lookup(cls, "__repr__")) is types.FunctionType:
-        result = _traced_repr(tx, arg, cls)  # guarded (2.13's generic_repr reads the class's __repr__ unguarded)
+    rep = static_lookup(cls, "__repr__")
+    if type(rep) is types.FunctionType:
+        result = _traced_repr(tx, arg, rep)  # guarded (2.13's generic_repr reads the class's __repr__ unguarded)
     else:
         try:
             from torch._dynamo.variables.object_protocol import generic_repr
@@ -84,9 +85,8 @@ def _str(wrapped, instance, args, kwargs):
     return result
 
 
-def _traced_repr(tx, arg, cls):
-    """``type(obj).__repr__(obj)`` inlined (a Python function), under a guard on it."""
-    rep = static_lookup(cls, "__repr__")
+def _traced_repr(tx, arg, rep):
+    """``rep``, ``type(obj).__repr__`` (a Python function), inlined on ``arg`` under a guard on it."""
     source = _repr_source(arg)
     if source is None:
         _refuse(arg, "no source to guard its class's __repr__")

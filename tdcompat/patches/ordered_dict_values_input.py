@@ -32,7 +32,7 @@ import collections
 import functools
 from typing import Any
 
-from ..dynamo_api import bind_args, graph_break, value_type_gate
+from ..dynamo_api import bind_args, graph_break, source_name, value_type_gate
 from ..spec import Patch, Target
 from ..wrappers import DEFER, fail_safe, routed_gate
 
@@ -54,8 +54,7 @@ def _unreadable_cache_class() -> Any:
 
 
 def _item_break(source: Any) -> None:
-    name = source.name() if callable(getattr(source, "name", None)) else getattr(source, "name", source)
-    graph_break("item of an OrderedDict values view passed in", str(name),
+    graph_break("item of an OrderedDict values view passed in", source_name(source),
                 "Dynamo would guard the item through the view's index (view[i]), which odict_values does not "
                 "support and which crashes the compile; the read runs in Python (tdcompat)")
 
