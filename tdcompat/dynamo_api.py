@@ -162,7 +162,9 @@ def raise_observed(exc_type: type, tx, context: str, message: Optional[str] = No
     2.5's ``raise_observed_exception(e, tx, vt)`` passes ``vt`` on as the
     translator of ``BuiltinVariable(e).call_function``. Up to 2.8 only the
     exceptions in ``observed_exception_map`` can be raised (2.6: StopIteration,
-    KeyError, AttributeError); others graph-break. 2.9 makes any of them.
+    KeyError, AttributeError); others graph-break. 2.9's
+    ``raise_observed_exception`` makes any of them (``get_dynamo_observed_exception``;
+    2.7-2.8 define that function but read the map: a ``KeyError`` before).
     ``message`` is the exception's argument where CPython's text is known (``str(e)``
     in an ``except`` reads it): passed as a constant tracker where the torch takes
     ``args`` (2.7+), else the exception has none.
@@ -170,8 +172,8 @@ def raise_observed(exc_type: type, tx, context: str, message: Optional[str] = No
     from torch._dynamo import exc
 
     known = getattr(exc, "observed_exception_map", None)
-    if (not hasattr(exc, "get_dynamo_observed_exception") and isinstance(known, dict)
-            and exc_type not in known):  # 2.5-2.8 raise only the exceptions in that map (2.6: three)
+    any_type = "get_dynamo_observed_exception" in exc.raise_observed_exception.__code__.co_names
+    if not any_type and isinstance(known, dict) and exc_type not in known:  # 2.5-2.8: only those in the map
         graph_break(f"{exc_type.__name__} in compiled code", context,
                     f"eager raises {exc_type.__name__} here; this torch cannot raise it inside the trace")
     params = inspect.signature(exc.raise_observed_exception).parameters

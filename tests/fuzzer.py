@@ -1030,6 +1030,20 @@ def nan_keys(o):
     return out
 
 
+def formatted(n):
+    """``format()`` of an int and a str with specs that change the text (builtin-format: the value itself on
+    2.7-2.15, a crash on 2.5-2.6), an f-string of a list of constants (folded where it stands), then an f-string of
+    a tensor changed in place after it (string-format-deferred: formatted after the graph, from its final state)."""
+    out = [format(n, "x"), format(n * 255, ","), format(str(n), ">4"), f"{n:03d}"]
+    items = [n]
+    out.append(f"{items}")
+    items.append(n + 1)
+    t = torch.zeros(2) + n
+    out.append(f"{t}")
+    t.add_(1)
+    return out, t
+
+
 GNAN_KEY = next(iter(GNAN))
 GNANO = NS()
 GNANO.__dict__[GNAN_KEY] = 4
@@ -1047,7 +1061,7 @@ HELPERS = ("kw", "cb", "use", "KeysOnly", "updated", "SubD", "_subd_get", "sub_d
            "stored_views", "view_compares", "factory_reads", "counted", "od_class_calls",
            "od_class_plain", "aliased",
            "set_inplace_ops", "MERGES", "merged", "MOD", "or_built", "TODSet", "TODInit", "Shown",
-           "SHOWN", "shown", "GNAN", "nan_keys", "GNAN_KEY", "GNANO",
+           "SHOWN", "shown", "GNAN", "nan_keys", "GNAN_KEY", "GNANO", "formatted",
            "PROXIED_INSTANCE_DICTS", "GFLOAT")
 
 
@@ -2406,7 +2420,10 @@ DD_FORMS = ("list({o}.__dict__)", "set({o}.__dict__)", "sorted({o}.__dict__)", "
             # a dict subclass built here (a C repr: refused before 2.13; object-str-repr, 2.5-2.13)
             "shown(len({o}.__dict__))", "str(SubD(a=len(vars({o}))))",
             # dicts with a float NaN key: a global one read, an instance dict (dict-nan-key-input, 2.5-2.14)
-            "nan_keys({o})")
+            "nan_keys({o})",
+            # format() of constants; f-strings of a list and of a tensor changed after them (builtin-format,
+            # string-format-deferred, 2.5-2.15)
+            "formatted(len({o}.__dict__))")
 DD_RARE = tuple(i for i, form in enumerate(DD_FORMS)
                 if form.startswith(("type(", "isinstance(", "frozenset(", "set(", "sorted({o}.__dict__", "od_class_",
                                     "aliased(", "counted(", "fndict(")))

@@ -535,3 +535,39 @@ CASES.add(
          doc="`o.label += '!'; str(o)` of an object whose class defines only `__repr__`: the new text (2.5-2.13: "
              "the real object's repr while tracing)"),
 )
+
+
+# -- builtin-format: format(value, spec) traced as str.format with the value as the format string --
+
+
+def builtin_format(x, o):
+    """``format(n, "x")``, ``format(s, ">6")``, ``format(f, ".3f")``: CPython's ``type(v).__format__(v, spec)``."""
+    o.text = format(o.n, "x") + "|" + format(o.label, ">6") + "|" + format(o.n / 4, ".3f")
+    return x + 1, o.text
+
+
+class Formatted:
+    """A number and a label, and the text the frame makes of them."""
+
+    def __init__(self, n, label):
+        self.n, self.label, self.text = n, label, ""
+
+
+def _builtin_format_inputs():
+    return torch.randn(3), Formatted(255, "ab")
+
+
+def _builtin_format_vary(args):
+    args[0].add_(1)
+    args[1].label = "cde"  # a str: an int would turn dynamic on the recompile (that path is tested apart)
+
+
+CASES.add(
+    Case("builtin_format", ("builtin-format",), builtin_format, _builtin_format_inputs,
+         vary=_builtin_format_vary,
+         unpatched=(Expect("<2.7", GRAPH_BREAK, detail=r"^InternalTorchDynamoError: AttributeError: 'int' object "
+                                                       r"has no attribute 'format'"),
+                    Expect(">=2.7", WRONG_RESULT)),
+         doc="`format(o.n, 'x')`, `format(o.label, '>6')`, `format(o.n / 4, '.3f')`: the formatted text (2.7-2.15: "
+             "the value itself; 2.5-2.6: a crash)"),
+)

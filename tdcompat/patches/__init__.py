@@ -114,6 +114,8 @@ _PATCH_MODULES = (
     "dict_constant_type",
     "recompile_cache_invalidation",
     "object_str_repr",
+    "builtin_format",
+    "string_format_deferred",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)

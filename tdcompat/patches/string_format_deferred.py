@@ -1,0 +1,106 @@
+"""f-strings and ``str.format`` of a mutable value are formatted after the graph, from its final state (2.5-2.15).
+
+Symptom: silently wrong text, or a crash of the compiled code, under ``fullgraph=True`` on every release:
+``s = f"{y}"; y.add_(1); return s`` returns the tensor after the add; ``l = [n]; s = f"{l}"; l.append(5)`` the
+list with 5 (2.7+, where ``n`` is dynamic); ``d = {"a": n}; s = f"{d}"; d["b"] = 1`` the dict with ``b``;
+``p.v = v; s = f"{p}"`` of an object passed in its state before the frame (its attribute writes are replayed
+after the string is built); ``"{}".format(P(n))`` of an object built in the frame raises ``AttributeError``
+from the compiled code on 2.13+. Measured with the case ``string_format_deferred`` and
+``tests/test_string_format_deferred.py``. Open upstream (pytorch/pytorch#177582; the PRs #179002 and #182638
+were closed), 2.15 included.
+
+Root cause: torch/_dynamo/variables/builtin.py ``BuiltinVariable.call_format`` (``str.format``'s handler, which
+``FORMAT_VALUE`` - every f-string field - and ``"...".format(...)`` reach) returns
+``StringFormatVariable.create(...)`` (torch/_dynamo/variables/misc.py): unless every argument is a constant it
+keeps the arguments and reconstructs ``format_string.format(*args)`` in the code that runs after the graph,
+after the graph's in-place ops and before the frame's attribute writes are replayed, so the text is that of
+the value at the end of the frame (or before it), not where the format stood.
+
+What the handler accepts: ``str.format`` calls whose format string is a constant (a non-constant one defers:
+Dynamo's own handling). When every argument is a constant Dynamo formats while tracing, at the call's place:
+deferred to it. When every argument's text is fixed from the call on - a constant of a type whose ``__format__``
+reads only the value (``str``, ``int``, ``bool``, ``float``, ``complex``, ``bytes``, ``None``), a symbolic
+int (immutable; a symbolic float comes back from 2.5's graph in float32: refused), a string being
+formatted, or a plain tuple or ``torch.Size`` of these - Dynamo's deferral
+is sound (what is reconstructed after the graph is the same value): deferred to it. Anything else - a tensor, a
+list, a dict, a user object, a constant list among symbolic numbers - graph-breaks, so eager formats it where
+the program does. The f-string's placeholder text was never right for these: a working program only loses a
+graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NoReturn
+
+from ..dynamo_api import graph_break, realize
+from ..spec import Patch, Target
+from ..wrappers import DEFER, effects_begin, fail_safe
+
+NAME = "string-format-deferred"
+
+#: Types whose text reads nothing but the value (CPython's own ``__format__`` of each).
+_PURE = frozenset({str, int, bool, float, complex, bytes, type(None)})
+
+
+def _refuse(value) -> NoReturn:
+    graph_break("str.format of a mutable value", f"str.format(..., {value})",
+                "this Dynamo formats it after the graph, from the value's final state; tdcompat breaks so that "
+                "eager formats it where the program does")
+
+
+def _fixed(vt) -> bool:
+    """Is the text of ``vt`` the same after the graph as at the call (so deferring its formatting is sound)?"""
+    from torch._dynamo.variables import SymNodeVariable, TupleVariable
+    from torch._dynamo.variables.lists import SizeVariable
+    from torch._dynamo.variables.misc import StringFormatVariable
+
+    vt = realize(vt)
+    if isinstance(vt, SymNodeVariable):
+        return vt.python_type() is int  # 2.5 returns a symbolic float from the graph in float32
+    if isinstance(vt, StringFormatVariable):
+        return True
+    if type(vt) in (TupleVariable, SizeVariable):
+        return all(_fixed(item) for item in vt.items)
+    return vt.is_python_constant() and type(vt.as_python_constant()) in _PURE
+
+
+@fail_safe(NAME)
+def _format(wrapped, instance, args, kwargs):
+    """``BuiltinVariable(str.format).call_format(tx, format_string, *args, **kwargs)``."""
+    if getattr(instance, "fn", None) is not str.format or len(args) < 2:
+        return DEFER  # the builtin format (builtin-format's), or a call shape it was not written for
+    if not args[1].is_python_constant():
+        return DEFER
+    values = list(itertools.chain(args[2:], kwargs.values()))
+    if all(v.is_python_constant() for v in values) or all(_fixed(v) for v in values):
+        return DEFER  # formatted while tracing, or deferred soundly
+    effects_begin()
+    _refuse(next(v for v in values if not _fixed(v)))
+
+
+PATCH = Patch(
+    name=NAME,
+    symptoms=(
+        ("`s = f\"{y}\"; y.add_(1)` / `f\"{lst}\"; lst.append(..)`: the text of the value's final state "
+         "(**silently wrong**)", "2.5–2.15", "(`>=2.5`)"),
+        ("`f\"{obj}\"` after `obj.v = ..`: the object's text before the frame (**silently wrong**)", "2.5–2.13",
+         "(`>=2.5`)"),
+        ("`\"{}\".format(P(n))` of an object built in the frame: `AttributeError` from the compiled code",
+         "2.13–2.15", "(`>=2.5`)"),
+    ),
+    fixes="f-strings and str.format of tensors, containers and user objects formatted after the graph, from "
+    "their final state (silently wrong)",
+    upstream="torch/_dynamo/variables/builtin.py: BuiltinVariable.call_format -> "
+    "torch/_dynamo/variables/misc.py: StringFormatVariable.create",
+    mirrors="pytorch/pytorch#177582 (open; PRs #179002 and #182638 closed)",
+    torch=">=2.5",
+    targets=(
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_format", _format),
+    ),
+    proven_by="tests/test_string_format_deferred.py::test_without_the_patch_it_is_wrong",
+    summary="str.format / f-strings defer formatting only of values whose text cannot change; else a graph break",
+    history=(
+        ("2.5-2.15", "a non-constant argument is formatted after the graph, from its final state"),
+    ),
+)
