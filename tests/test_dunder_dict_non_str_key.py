@@ -181,3 +181,53 @@ def test_without_the_patch_the_compile_crashes(shape, fullgraph):
     assert (found is not None and not isinstance(found, Unsupported)) == crashes, found
     found = _crash(fn, make, fullgraph)
     assert found is None or isinstance(found, Unsupported), found
+
+
+# -- getattr/hasattr of a non-str name: CPython's TypeError (2.14 answered from the record: the item, True) --
+
+
+def getattr_names(x, n):
+    """Non-str names present in the instance dict (an int, None) and one absent (a float). (A tuple key on an
+    object that leaves the frame crashes 2.14-2.15's replay natively: ``Cannot construct ConstantVariable``.)"""
+    f = Foo()
+    f.__dict__[1] = x
+    f.__dict__[None] = n
+    out = []
+    for name in (1, None, 2.5):
+        try:
+            out.append(getattr(f, name))
+        except TypeError as error:
+            out.append(str(error))
+        try:
+            out.append(hasattr(f, name))
+        except TypeError as error:
+            out.append(str(error))
+    return x + 1, out, f
+
+
+@pytest.mark.skipif(TORCH < (2, 13), reason="an object made in the frame takes non-str keys from 2.13")
+def test_getattr_of_a_non_str_name_raises_type_error():
+    assert eager_vs_compiled(getattr_names, _make, (1, 2, 3)) is None
+
+
+@pytest.mark.skipif(TORCH != (2, 14), reason="2.14 records the keys natively and answers getattr from them")
+def test_without_the_patch_getattr_of_a_non_str_name_is_wrong_on_2_14():
+    def present(x, n):
+        f = Foo()
+        f.__dict__[1] = x
+        try:
+            return x + 1, getattr(f, 1), hasattr(f, 1)
+        except TypeError as error:
+            return x - 1, str(error)
+
+    def absent(x, n):
+        f = Foo()
+        try:
+            return x + 1, getattr(f, 2.5)
+        except TypeError as error:
+            return x - 1, str(error)
+
+    with without_patch(NAME):
+        assert isinstance(eager_vs_compiled(present, _make, (1, 2)), str)  # the item: a wrong value
+        found = eager_vs_compiled(absent, _make, (1, 2))
+    assert type(found).__name__ == "InternalTorchDynamoError", found

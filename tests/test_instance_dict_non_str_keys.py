@@ -295,12 +295,9 @@ def getattr_non_str(t):
 def test_getattr_of_a_non_str_key_raises_type_error():
     """``getattr``/``hasattr`` with a name that is not a ``str``: CPython's ``TypeError``, never the item
     (2.7-2.11, and 2.13 with ``dunder-dict-non-str-key``, found it in the record once the patch had recorded
-    it: silently wrong, measured). 2.14 answers from the record natively (no patch there; 2.15 raises):
-    asserted wrong there, so that a fixed 2.14 is noticed."""
+    it: silently wrong, measured). 2.14 answers from the record natively: ``dunder-dict-non-str-key`` raises
+    there too (tests/test_dunder_dict_non_str_key.py asserts the native answer)."""
     found = eager_vs_compiled(getattr_non_str, _made, inputs=(1, 2, 3))
-    if RELEASE == (2, 14):
-        assert isinstance(found, str), found
-        pytest.xfail(f"2.14 answers getattr(o, 2) from the record natively: {found[:120]}")
     assert found is None or isinstance(found, torch._dynamo.exc.Unsupported), found
 
 
@@ -318,7 +315,4 @@ def test_getattr_of_a_non_str_key_in_a_try_is_type_error(fullgraph):
     programs; this test failed there before the fix); now the ``TypeError`` is raised in the trace, or a graph
     break where this torch cannot raise one (2.5-2.8)."""
     found = eager_vs_compiled(getattr_non_str_direct, _made, inputs=(1, 2, 3), fullgraph=fullgraph)
-    if RELEASE == (2, 14):
-        assert isinstance(found, str), found
-        pytest.xfail(f"2.14 answers getattr(o, 1) from the record natively: {found[:120]}")
     assert found is None or isinstance(found, torch._dynamo.exc.Unsupported), found

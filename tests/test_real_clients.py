@@ -64,7 +64,7 @@ def measured(request):
                 if item.module is sys.modules[__name__] and hasattr(item, "callspec")}
     losses = [name for name in LOSSES if name in selected] or LOSSES
     opts = types.SimpleNamespace(losses=",".join(losses), steps=STEPS, backend="eager", tol=1e-5,
-                                 skip="explain", timeout=3000, verbose=False)
+                                 skip="explain", timeout=3000, verbose=False, time_reps=0)
     sides = {side: bench.run_side(sys.executable, side, "lazy", opts) for side in bench.SIDES}
     for side, run in sides.items():
         assert "losses" in run, f"{side} tdcompat: {run.get('error')}\n{run.get('stderr', '')}"

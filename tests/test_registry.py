@@ -770,6 +770,9 @@ WHEN_RELEASES = {
     ("dunder-dict-order", "SideEffects.store_instance_dict_attr"): ">=2.13",
     # SideEffectsProxyDict (2.12+) asserts a str key in __setitem__ on 2.12-2.13 (2.14 takes any constant key)
     ("non-str-attr-store", "SideEffectsProxyDict.__setitem__"): ">=2.12,<2.14",
+    # 2.14 records a non-str instance-dict key itself: only dunder-dict-non-str-key's getattr/hasattr half there
+    ("dunder-dict-non-str-key", "SideEffectsProxyDict.__setitem__"): "<2.14",
+    ("dunder-dict-non-str-key", "SideEffectsProxyDict.__delitem__"): "<2.14",
     ("non-str-attr-store", "SideEffectsProxyDict.__delitem__"): ">=2.12,<2.14",
     # iter() is traced as polyfills.builtins.iter_ (hasattr(x, "__iter__") first) on 2.9-2.12 (the patch ends at 2.11)
     ("dunder-dict-views", "GetAttrVariable.call_obj_hasattr"): ">=2.9,<2.13",

@@ -997,3 +997,30 @@ CASES.add(
          doc="the same before 2.12: instance-dict-writes replays the object's record as __dict__ writes "
              "(Dynamo's STORE_ATTR replay cannot name a key that is not a str: a graph break)"),
 )
+
+
+def made_non_str_key_getattr(x):
+    """``getattr(o, 1)`` / ``hasattr(o, 1)`` after ``o.__dict__[1] = v``: CPython's ``TypeError`` (a name must be a
+    ``str``), caught in the frame, whatever the instance dict holds."""
+    f = _Plain()
+    f.__dict__[1] = x
+    out = []
+    try:
+        out.append(getattr(f, 1))
+    except TypeError as error:
+        out.append(str(error))
+    try:
+        out.append(hasattr(f, 1))
+    except TypeError as error:
+        out.append(str(error))
+    return x + 1, out, f
+
+
+CASES.add(
+    Case("dunder_dict_non_str_key_getattr", ("dunder-dict-non-str-key",), made_non_str_key_getattr, _x,
+         torch=">=2.13",
+         unpatched=(Expect("<2.14", GRAPH_BREAK, detail=r"^AssertionError: Expected str key"),
+                    Expect(">=2.14,<2.15", WRONG_RESULT)),
+         doc="getattr(o, 1) / hasattr(o, 1) after o.__dict__[1] = v: TypeError (2.14: the item and True; 2.13: "
+             "the write crashed)"),
+)

@@ -1,4 +1,4 @@
-"""``o.__dict__[1] = v`` (a key that is not a ``str``) of an object made in the frame, as 2.14 (torch 2.13).
+"""``o.__dict__[1] = v`` (a key that is not a ``str``) of an object made in the frame, as 2.15 (torch 2.13-2.14).
 
 Symptom: ``f.__dict__[1] = 1``, ``d = vars(f); d[2.5] = v``, ``f.__dict__.update({(3, 4): v})`` in compiled
 code: ``AssertionError`` (2.12: bare; 2.13: ``Expected str key, got <class 'int'>``), also without
@@ -27,7 +27,10 @@ Once such a key is recorded, 2.13's ``getattr(o, 1)`` / ``hasattr(o, 1)`` find i
 the item / ``True`` (measured: a wrong result this patch would introduce). CPython's ``getattr``/``hasattr``
 raise ``TypeError`` for any name that is not a ``str``, whatever the object: so do the handlers on
 ``GetAttrBuiltinVariable._call_getattr`` and ``HasAttrBuiltinVariable.call_function`` for a constant
-non-str name (2.15 does the same); every other call defers.
+non-str name (2.15 does the same); every other call defers. 2.14 records such keys natively and has the same
+wrong answer (measured on 2.14.1: ``getattr(o, (3, 4))`` is the item, ``hasattr`` ``True``; a name not in the
+dict, ``getattr(o, 2.5)``, crashes the compile with ``InternalTorchDynamoError: TypeError``): there only the
+``getattr``/``hasattr`` handlers are installed (``when=``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,14 @@ from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
 NAME = "dunder-dict-non-str-key"
+
+
+def _asserts_str_keys() -> bool:
+    """2.13's ``SideEffectsProxyDict.__setitem__`` asserts a ``str`` key (2.14 records any constant key itself:
+    the same method, its body changed, so the release decides)."""
+    from ..dynamo_api import torch_release
+
+    return torch_release() < (2, 14)
 
 
 _NO_VALUE = object()
@@ -119,20 +130,24 @@ PATCH = Patch(
         ("`o.__dict__[1] = v` / `vars(o)[2.5] = v` (a key that is not a `str`): **the compile crashes** "
          "(`AssertionError`), also without `fullgraph`",
          "2.13",
-         "(`>=2.13,<2.14`: an object made in the frame; elsewhere `non-str-attr-store` breaks)"),
+         "(`>=2.13,<2.15`: an object made in the frame; elsewhere `non-str-attr-store` breaks)"),
+        ("`getattr(o, 1)` / `hasattr(o, (3, 4))` after `o.__dict__[1] = v`: the item / `True` instead of "
+         "`TypeError` (**silently wrong**); `getattr(o, 2.5)`: `InternalTorchDynamoError: TypeError`",
+         "2.14", "(`>=2.13,<2.15`)"),
     ),
     fixes="`o.__dict__[1] = v` (a non-str key) of an object made in the frame crashes the compile with "
     "AssertionError, also without fullgraph (torch 2.13)",
     upstream="torch/_dynamo/variables/dicts.py: SideEffectsProxyDict.__setitem__, SideEffectsProxyDict.__delitem__",
     mirrors="torch 2.14: SideEffectsProxyDict.__setitem__ records any constant key as an instance-dict store "
     "(upstream test_dicts.py DunderDictVariableTests::test_dunder_dict_non_str_key_setitem/_roundtrip)",
-    torch=">=2.13,<2.14",
-    fixed_upstream="2.14: non-str keys recorded as instance-dict stores",
+    torch=">=2.13,<2.15",
+    fixed_upstream="2.15: getattr/hasattr of a non-str name raise TypeError (2.14: non-str keys recorded as "
+    "instance-dict stores)",
     targets=(
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__setitem__", _setitem,
-               params=("key", "value")),
+               params=("key", "value"), when=_asserts_str_keys),
         Target("torch._dynamo.variables.dicts", "SideEffectsProxyDict", "__delitem__", _delitem,
-               params=("key",)),
+               params=("key",), when=_asserts_str_keys),
         # getattr(o, 1) / hasattr(o, 1): TypeError, as CPython (else 2.13 answers from the record above).
         Target("torch._dynamo.variables.builtin", "GetAttrBuiltinVariable", "_call_getattr", _getattr,
                params=("tx", "args", "kwargs")),
@@ -150,6 +165,7 @@ PATCH = Patch(
         ("2.5-2.12", "not this gap: no instance-dict store kind whose replay writes a non-str key "
          "(`non-str-attr-store` turns the crash into a graph break there)"),
         ("2.13", "`AssertionError: Expected str key, got <class 'int'>`, also without fullgraph"),
-        ("2.14+", "right"),
+        ("2.14", "recorded; `getattr`/`hasattr` of such a key answer from the record (no `TypeError`)"),
+        ("2.15+", "right"),
     ),
 )
