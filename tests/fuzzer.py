@@ -1032,9 +1032,14 @@ def nan_keys(o):
 
 def formatted(n):
     """``format()`` of an int and a str with specs that change the text (builtin-format: the value itself on
-    2.7-2.15, a crash on 2.5-2.6), an f-string of a list of constants (folded where it stands), then an f-string of
-    a tensor changed in place after it (string-format-deferred: formatted after the graph, from its final state)."""
+    2.7-2.15, a crash on 2.5-2.6), f-strings of the global ``SHOWN`` and of a ``Shown`` built and written here
+    (formatted where they stand: their traced str before 2.14), an f-string of a list of constants (folded where it
+    stands), then an f-string of a tensor changed in place after it (string-format-deferred: formatted after the
+    graph, from its final state)."""
     out = [format(n, "x"), format(n * 255, ","), format(str(n), ">4"), f"{n:03d}"]
+    made = Shown(n)
+    made.v = n + 1
+    out += [f"{SHOWN}", "{}/{k}".format(made, k=SHOWN)]  # plain objects in bare fields: formatted where they stand
     items = [n]
     out.append(f"{items}")
     items.append(n + 1)

@@ -63,7 +63,11 @@ def obj_made(x, n):
 
 #: 2.14+ format an f-string's object with a default spec where it stands (its str): right without the patch.
 OBJECT_FSTRING_RIGHT = torch_release() >= (2, 14)
-MUTABLE = {f.__name__: f for f in (tensor_after, dict_after) + (() if OBJECT_FSTRING_RIGHT else (obj_written_before,))}
+#: A break with the patch on every release (a plain object in a bare field is formatted where it stands instead:
+#: tests at the end).
+MUTABLE = {f.__name__: f for f in (tensor_after, dict_after)}
+#: Wrong without the patch: these, and the object written before its f-string before 2.14.
+WRONG = {**MUTABLE, **({} if OBJECT_FSTRING_RIGHT else {"obj_written_before": obj_written_before})}
 
 
 def _make(n):
@@ -111,9 +115,9 @@ def test_a_symbolic_float_breaks():
     assert found is None or is_break(found), found
 
 
-@pytest.mark.parametrize("name", sorted(MUTABLE))
+@pytest.mark.parametrize("name", sorted(WRONG))
 def test_without_the_patch_it_is_wrong(name):
-    fn = MUTABLE[name]
+    fn = WRONG[name]
     with without_patch(NAME):
         found = eager_vs_compiled(fn, lambda n: _args(fn, n), (1, 2))
     assert isinstance(found, str), found  # a wrong value: the final state's text
@@ -125,3 +129,64 @@ def test_without_the_patch_an_object_made_in_the_frame_crashes():
         found = eager_vs_compiled(obj_made, lambda n: _args(obj_made, n), (1, 2))
     if torch_release() >= (2, 13):
         assert isinstance(found, AttributeError), found
+
+
+# -- a plain object in a bare field: formatted where it stands (its str, object-str-repr's guarded repr), 2.5-2.13 --
+
+
+class Plain:
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        return f"Plain({self.v})"
+
+
+class WithFormat(Plain):
+    def __format__(self, spec):
+        return f"WF<{self.v}:{spec}>"
+
+
+def plain_written_before(x, n, p):
+    p.v = n * 2
+    made = Plain(n + 1)
+    made.v = n + 2
+    return x + 1, f"{p}", "{0}|{0}|{k}".format(p, k=made), "[{}]".format(made), p.v
+
+
+def plain_with_spec(x, n, p):
+    try:
+        return x + 1, "{:>12}".format(p)
+    except TypeError as error:  # object.__format__ takes only an empty spec
+        return x - 1, str(error)
+
+
+def plain_with_attribute(x, n, p):
+    return x + 1, "{0.v}".format(p)
+
+
+def own_format(x, n, p):
+    return x + 1, "{}".format(WithFormat(n))
+
+
+def test_a_plain_object_in_a_bare_field_is_formatted_where_it_stands():
+    """Right under fullgraph before 2.14 (this patch's conversion, through object-str-repr's traced repr); 2.14+
+    defer ``str.format`` of an object (the f-string alone is right there): a graph break."""
+    found = eager_vs_compiled(plain_written_before, lambda n: (torch.ones(2) * n, n + 3, Plain(n)), (1, 2, 3))
+    if OBJECT_FSTRING_RIGHT:
+        assert is_break(found), found
+    else:
+        assert found is None, found
+
+
+@pytest.mark.parametrize("fn", [plain_with_spec, plain_with_attribute, own_format], ids=lambda f: f.__name__)
+def test_other_object_fields_are_right_or_break(fn):
+    assert_right_break_or_native(NAME, fn, lambda n: (torch.ones(2) * n, n + 3, Plain(n)))
+
+
+@pytest.mark.skipif(OBJECT_FSTRING_RIGHT, reason="object-str-repr applies before 2.14")
+def test_without_object_str_repr_a_plain_object_breaks():
+    """The conversion reads ``str(obj)`` through object-str-repr's guarded repr: without it, a graph break."""
+    with without_patch("object-str-repr"):
+        found = eager_vs_compiled(plain_written_before, lambda n: (torch.ones(2) * n, n + 3, Plain(n)), (1, 2))
+    assert is_break(found), found

@@ -23,17 +23,22 @@ reads only the value (``str``, ``int``, ``bool``, ``float``, ``complex``, ``byte
 int (immutable; a symbolic float comes back from 2.5's graph in float32: refused), a string being
 formatted, or a plain tuple or ``torch.Size`` of these - Dynamo's deferral
 is sound (what is reconstructed after the graph is the same value): deferred to it. Anything else - a tensor, a
-list, a dict, a user object, a constant list among symbolic numbers - graph-breaks, so eager formats it where
-the program does. The f-string's placeholder text was never right for these: a working program only loses a
-graph.
+list, a dict, a constant list among symbolic numbers - graph-breaks, so eager formats it where the program
+does: a working program only loses a graph. One exception keeps ``f"{obj}"`` compiling before 2.14 (2.14+ format
+such a field where it stands before it reaches here): a plain user object (exact ``UserDefinedObjectVariable``)
+whose class keeps ``object.__format__`` and ``object.__str__``, named only by bare fields (``{}``, ``{0}``,
+``{k}``: no spec, conversion, attribute or index), is formatted where the call stands, as CPython does:
+``object.__format__(obj, "")`` is ``str(obj)``, which ``object-str-repr`` traces under a guard on the class's
+``__repr__`` (only while that patch is installed); its text replaces the argument.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import NoReturn
+import string
+from typing import NoReturn, Optional
 
-from ..dynamo_api import graph_break, realize
+from ..dynamo_api import graph_break, realize, static_lookup
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe
 
@@ -65,6 +70,49 @@ def _fixed(vt) -> bool:
     return vt.is_python_constant() and type(vt.as_python_constant()) in _PURE
 
 
+def _plain_fields(format_string: str) -> Optional[set]:
+    """The positions (ints) and keywords (strs) every field of ``format_string`` names bare - ``{}``, ``{0}``,
+    ``{k}``, no conversion, no spec, no attribute or index - or None for a string this does not read (nested
+    fields, numbering errors: Dynamo's path, whose text ``str.format`` then raises or computes)."""
+    plain: set = set()
+    other: set = set()
+    auto = 0
+    try:
+        fields = list(string.Formatter().parse(format_string))
+    except ValueError:
+        return None
+    for _literal, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if "{" in (spec or ""):
+            return None
+        head = field.split(".", 1)[0].split("[", 1)[0]
+        key: object = head
+        if head == "":
+            key, auto = auto, auto + 1
+        elif head.isdigit():
+            key = int(head)
+        (plain if head == field and not spec and conversion is None else other).add(key)
+    return plain - other
+
+
+def _str_now(tx, vt):
+    """``str(vt)`` traced where the format stands, for a plain user object whose ``format(obj, "")`` is its
+    ``str`` (its class keeps ``object.__format__``) and whose ``str()`` tdcompat traces under a guard before 2.14
+    (``object-str-repr``); None where that does not hold (the value is refused)."""
+    from torch._dynamo.variables import BuiltinVariable, UserDefinedObjectVariable
+
+    from ..installer import is_installed
+
+    if type(vt) is not UserDefinedObjectVariable or not is_installed("object-str-repr"):
+        return None
+    cls = type(vt.value)
+    if static_lookup(cls, "__format__") is not object.__format__ or static_lookup(cls, "__str__") is not object.__str__:
+        return None
+    text = BuiltinVariable(str).call_function(tx, [vt], {})
+    return text if text.is_python_constant() and type(text.as_python_constant()) is str else None
+
+
 @fail_safe(NAME)
 def _format(wrapped, instance, args, kwargs):
     """``BuiltinVariable(str.format).call_format(tx, format_string, *args, **kwargs)``."""
@@ -76,7 +124,21 @@ def _format(wrapped, instance, args, kwargs):
     if all(v.is_python_constant() for v in values) or all(_fixed(v) for v in values):
         return DEFER  # formatted while tracing, or deferred soundly
     effects_begin()
-    _refuse(next(v for v in values if not _fixed(v)))
+    tx, fmt = args[0], args[1].as_python_constant()
+    plain = _plain_fields(fmt) if type(fmt) is str else None
+    positional = list(args[2:])
+    named = dict(kwargs)
+    for key, vt in itertools.chain(enumerate(positional), named.items()):
+        if _fixed(vt):
+            continue
+        text = _str_now(tx, realize(vt)) if plain is not None and key in plain else None
+        if text is None:
+            _refuse(vt)
+        if type(key) is int:
+            positional[key] = text
+        else:
+            named[key] = text
+    return wrapped(tx, args[1], *positional, **named)
 
 
 PATCH = Patch(
