@@ -116,6 +116,7 @@ _PATCH_MODULES = (
     "object_str_repr",
     "builtin_format",
     "string_format_deferred",
+    "resume_display_extend",
 )
 
 ALL_PATCHES = tuple(importlib.import_module(f"{__name__}.{m}").PATCH for m in _PATCH_MODULES)
