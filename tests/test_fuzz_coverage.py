@@ -32,6 +32,16 @@ SCRIPT = os.path.join(ROOT, "scripts", "fuzz.py")
 #: of tests/fuzzer.py's ``DD_FORMS`` since the session that added them). ordered-dict-class-method has one handler
 #: per Dynamo path (2.5-2.8 and 2.9-2.13); each is reached where its path exists (measured on 2.5.1 and 2.13.0).
 ALLOWED: dict = {
+    ("builtin-format", "builtin_format._format"): (
+        ">=2.5", "behind a gate that lets every str.format (each f-string field) through: reached only by a call of "
+        "the builtin format(), which only DD_FORMS' formatted() writes; none of seed 0's first 600 programs draws it "
+        "(8 of seeds 600-4000 do: scripts/fuzz.py --replay 607,979 --all-configs --coverage reaches it on 2.5.1 and "
+        "2.13.0); tests/test_builtin_format.py covers every accepted shape"),
+    ("string-format-deferred", "string_format_deferred._format"): (
+        ">=2.5", "behind a gate that lets str.format of constants through: reached by an f-string or str.format of "
+        "a non-constant (a tensor, a list, an object), which formatted() writes; none of seed 0's first 600 "
+        "programs draws it (the replay of 607 and 979 reaches it on 2.5.1 and 2.13.0); "
+        "tests/test_string_format_deferred.py covers every accepted shape"),
     ("resume-display-extend", "resume_display_extend._extend"): (
         "<2.6", "reached only in a resumed frame, after a graph break at a call inside a list or set display with "
         "unpacking, in the default (not fullgraph) configs; none of seed 0's first 600 programs has one on 2.5.1. "

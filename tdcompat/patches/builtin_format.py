@@ -31,7 +31,7 @@ from typing import NoReturn
 
 from ..dynamo_api import graph_break, raise_observed, realize
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "builtin-format"
 
@@ -81,6 +81,19 @@ def _format(wrapped, instance, args, kwargs):
     return BuiltinVariable(str.format).call_function(tx, [ConstantVariable.create("{:" + text + "}"), value], {})
 
 
+@gate(_format)
+def _format_gate(original, handle):
+    """What is installed on ``call_format``: ``str.format`` (every f-string field) goes straight to Dynamo after one
+    identity test."""
+
+    def call_format(self, *args, **kwargs):  # any call: the parameters differ between releases
+        if self.fn is not builtins.format:
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return call_format
+
+
 def _int_spec(text: str) -> bool:
     """Does every int format under ``text`` without an error? (Errors are a property of the spec, except ``c``'s
     range; braces would be a nested field to ``str.format``.)"""
@@ -108,7 +121,7 @@ PATCH = Patch(
     mirrors="CPython's builtin format: type(value).__format__(value, spec); Dynamo's FORMAT_VALUE path",
     torch=">=2.5",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_format", _format),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_format", _format_gate),
     ),
     summary="format(value, spec) is formatted (constants) or traced as the f-string f'{value:spec}'",
     history=(

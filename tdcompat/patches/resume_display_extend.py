@@ -60,10 +60,10 @@ def _extend_gate_for(name: str):
     @gate(_extend)
     def factory(original, handle):
         def handler(self, inst):
-            target = _target(self, inst)
-            if target is None or getattr(target, "mutable_local", True):
+            stack, arg = self.stack, inst.arg  # the container sits below the iterable on top of the stack
+            if type(arg) is int and 0 < arg < len(stack) and stack[-arg - 1].mutable_local:
                 return original(self, inst)
-            return handle(self, inst)
+            return handle(self, inst)  # (an odd shape too: the handler reads it again and defers)
 
         handler.__name__ = handler.__qualname__ = name
         return handler

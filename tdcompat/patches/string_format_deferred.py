@@ -40,7 +40,7 @@ from typing import NoReturn, Optional
 
 from ..dynamo_api import graph_break, realize, static_lookup
 from ..spec import Patch, Target
-from ..wrappers import DEFER, effects_begin, fail_safe
+from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "string-format-deferred"
 
@@ -141,6 +141,22 @@ def _format(wrapped, instance, args, kwargs):
     return wrapped(tx, args[1], *positional, **named)
 
 
+@gate(_format)
+def _format_gate(original, handle):
+    """What is installed on ``call_format``: the builtin ``format`` (builtin-format's) and ``str.format`` of
+    constants only (an f-string of constants) go straight to Dynamo after an identity test and a type test per
+    argument."""
+
+    from torch._dynamo.variables import ConstantVariable
+
+    def call_format(self, *args, **kwargs):  # any call: the parameters differ between releases
+        if self.fn is not str.format or not kwargs and all(type(a) is ConstantVariable for a in args[2:]):
+            return original(self, *args, **kwargs)
+        return handle(self, *args, **kwargs)
+
+    return call_format
+
+
 PATCH = Patch(
     name=NAME,
     symptoms=(
@@ -158,7 +174,7 @@ PATCH = Patch(
     mirrors="pytorch/pytorch#177582 (open; PRs #179002 and #182638 closed)",
     torch=">=2.5",
     targets=(
-        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_format", _format),
+        Target("torch._dynamo.variables.builtin", "BuiltinVariable", "call_format", _format_gate),
     ),
     proven_by="tests/test_string_format_deferred.py::test_without_the_patch_it_is_wrong",
     summary="str.format / f-strings defer formatting only of values whose text cannot change; else a graph break",
