@@ -3,8 +3,9 @@
 A patch that folds ``hash(v)`` or runs CPython's own set algebra on constants at trace time is sound only when
 the result depends on nothing but the values Dynamo already guards: no identity (``object.__hash__``, a NaN
 float since Python 3.10), no user ``__hash__``/``__eq__`` (a subclass of a builtin may define either). Likewise a
-truth test (``bool(v)``) folded at trace time. Shared by ``hash-constant-fold``, ``set-view-operator``,
-``ordered-dict-move-to-end`` and ``iterator-consumption`` (``x in it``). Imports nothing.
+truth test (``bool(v)``) folded at trace time, and text (``format(v, spec)``). Shared by
+``hash-constant-fold``, ``set-view-operator``, ``ordered-dict-move-to-end``, ``iterator-consumption``
+(``x in it``), ``builtin-format`` and ``string-format-deferred``. Imports nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def hashes_by_value(value) -> bool:
             continue
         return False
     return True
+
+
+#: Exact types whose ``format(value, spec)`` (CPython's own ``__format__`` of each) reads nothing but the value:
+#: formatted while tracing, or after the graph, it is the same text.
+TEXT_BY_VALUE = frozenset({str, int, bool, float, complex, bytes, type(None)})
 
 
 #: Exact types whose truth is a pure function of the value (``nb_bool``/``mp_length``/``sq_length`` of the

@@ -30,13 +30,12 @@ import builtins
 from typing import NoReturn
 
 from ..dynamo_api import graph_break, raise_observed, realize
+from ..pure_values import TEXT_BY_VALUE
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "builtin-format"
 
-#: Types whose ``format(value, spec)`` reads nothing but the value (CPython's own ``__format__`` of each).
-_PURE = frozenset({str, int, bool, float, complex, bytes, type(None)})
 
 
 def _refuse(why: str) -> NoReturn:
@@ -67,7 +66,7 @@ def _format(wrapped, instance, args, kwargs):
         if type(text) is not str:
             raise_observed(TypeError, tx, "format(value, spec)",
                            f"format() argument 2 must be str, not {type(text).__name__}")
-    if value.is_python_constant() and type(value.as_python_constant()) in _PURE:
+    if value.is_python_constant() and type(value.as_python_constant()) in TEXT_BY_VALUE:
         try:
             result = builtins.format(value.as_python_constant(), text)
         except ValueError as error:  # an invalid spec: what eager raises, where it raises it

@@ -39,13 +39,12 @@ import string
 from typing import NoReturn, Optional
 
 from ..dynamo_api import graph_break, realize, static_lookup
+from ..pure_values import TEXT_BY_VALUE
 from ..spec import Patch, Target
 from ..wrappers import DEFER, effects_begin, fail_safe, gate
 
 NAME = "string-format-deferred"
 
-#: Types whose text reads nothing but the value (CPython's own ``__format__`` of each).
-_PURE = frozenset({str, int, bool, float, complex, bytes, type(None)})
 
 
 def _refuse(value) -> NoReturn:
@@ -67,7 +66,7 @@ def _fixed(vt) -> bool:
         return True
     if type(vt) in (TupleVariable, SizeVariable):
         return all(_fixed(item) for item in vt.items)
-    return vt.is_python_constant() and type(vt.as_python_constant()) in _PURE
+    return vt.is_python_constant() and type(vt.as_python_constant()) in TEXT_BY_VALUE
 
 
 def _plain_fields(format_string: str) -> Optional[set]:
